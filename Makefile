@@ -1,0 +1,30 @@
+# The two commands a new user needs (see README): `make demo` and `make test`.
+# Both create ./.venv with python3 and install the project into it on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+SAMPLE := tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs
+
+.PHONY: demo test lint bench
+
+$(STAMP): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/offsets-auditor dump --summary $(SAMPLE)/__consumer_offsets-*/*.log
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: lint
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.decode
