@@ -1,10 +1,19 @@
-"""The ``offsets-auditor`` command line."""
+"""The ``offsets-auditor`` command line.
+
+Each subcommand lives in its own module under ``offsets_auditor.cli`` and exposes
+``register(subparsers)``, which adds its parser and sets ``handler`` to a function
+``(argparse.Namespace) -> int`` returning the exit status.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+
+#: Subcommand modules, in the order ``--help`` lists them.
+SUBCOMMANDS = ("dump", "coordinator")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -12,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="offsets-auditor",
         description="Audit Kafka's __consumer_offsets straight from broker log directories.",
     )
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"offsets_auditor.cli.{name}").register(subparsers)
     return parser
 
 
@@ -22,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return 0
+    status: int = args.handler(args)
+    return status
 
 
 if __name__ == "__main__":
