@@ -33,14 +33,14 @@ class DecodeError(Exception):
         self.file = file
 
     def located(self, *, file: str | None = None, base: int = 0) -> DecodeError:
-        """The same error, re-anchored: ``position`` shifted by ``base``, ``file`` set."""
-        error = type(self)(
+        """The same error, re-anchored: ``position`` shifted by ``base`` (or ``base`` itself when
+        the error had no position, e.g. inside compressed bytes), ``file`` set."""
+        return type(self)(
             self.message,
             field=self.field,
-            position=None if self.position is None else self.position + base,
+            position=base if self.position is None else self.position + base,
             file=file if file is not None else self.file,
         )
-        return error
 
     def __str__(self) -> str:
         where = []

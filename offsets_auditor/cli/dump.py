@@ -1,0 +1,123 @@
+"""``offsets-auditor dump``: Kafka's ``kafka-dump-log --offsets-decoder``, for humans and machines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from offsets_auditor import fs
+from offsets_auditor.decode import DecodedRecord, decode_segment
+from offsets_auditor.errors import DecodeError
+from offsets_auditor.records.log_file import DEFAULT_DECOMPRESS_LIMIT, DEFAULT_MAX_BATCH_BYTES
+from offsets_auditor.render import error_to_json, error_to_text, record_to_json, record_to_text
+from offsets_auditor.summary import SegmentTotals
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "dump",
+        help="decode __consumer_offsets segments (.log files) record by record",
+        description=(
+            "Decode every record of the given __consumer_offsets segments (any message format"
+            " v0/v1/v2, any codec) with its key and value. Problems (truncated tails, corrupt"
+            " CRCs, undecodable keys) go to stderr with file, byte position and field, and"
+            " decoding goes on. A directory stands for the .log files in it."
+            " Exit status: 0 no problems, 1 problems were reported, 2 usage error."
+        ),
+    )
+    parser.add_argument("files", nargs="+", type=Path, metavar="SEGMENT.log")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="one JSON object per record per line")
+    output.add_argument(
+        "--summary",
+        action="store_true",
+        help="decode everything but print only totals per file and overall, as one JSON object",
+    )
+    parser.add_argument(
+        "--max-batch-bytes",
+        type=int,
+        default=DEFAULT_MAX_BATCH_BYTES,
+        metavar="BYTES",
+        help="largest entry decoded; larger ones are reported and skipped (default %(default)s)",
+    )
+    parser.add_argument(
+        "--decompress-limit",
+        type=int,
+        default=DEFAULT_DECOMPRESS_LIMIT,
+        metavar="BYTES",
+        help="largest decompressed size of one compressed entry (default %(default)s)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def segment_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.iterdir() if p.suffix == ".log"))
+        else:
+            files.append(path)
+    return files
+
+
+def run(args: argparse.Namespace) -> int:
+    out: TextIO = sys.stdout
+    err: TextIO = sys.stderr
+    problems = 0
+    totals = SegmentTotals()
+    per_file: list[dict[str, Any]] = []
+    limits = {"max_batch_bytes": args.max_batch_bytes, "decompress_limit": args.decompress_limit}
+    files = segment_files(args.files)
+    for index, path in enumerate(files):
+        name = str(path)
+        if args.summary and err.isatty():
+            print(f"[{index + 1}/{len(files)}] {name}", file=err, flush=True)
+        try:
+            source = fs.ReadOnlyFile(path)
+        except OSError as error:
+            problems += 1
+            _report(err, args, DecodeError(f"cannot open: {error.strerror}", field="file", file=name))
+            continue
+        file_totals = SegmentTotals(bytes=source.size)
+        with source:
+            last_batch = -1
+            for item in decode_segment(source, file=name, **limits):
+                if isinstance(item, DecodeError):
+                    problems += 1
+                    file_totals.add_error(item)
+                    _report(err, args, item)
+                    continue
+                new_batch = item.batch.position != last_batch
+                last_batch = item.batch.position
+                file_totals.add_record(item, new_batch)
+                if not args.summary:
+                    _print_record(out, args, item)
+        if args.summary:
+            per_file.append({"file": name, **file_totals.to_json()})
+            totals.merge(file_totals)
+    if args.summary:
+        total = totals.to_json()
+        total.pop("first_offset")
+        total.pop("last_offset")
+        json.dump({"files": per_file, "total": {"files": len(files), **total}}, out, indent=2)
+        out.write("\n")
+    return 1 if problems else 0
+
+
+def _print_record(out: TextIO, args: argparse.Namespace, item: DecodedRecord) -> None:
+    if args.json:
+        out.write(json.dumps(record_to_json(item), ensure_ascii=False, separators=(",", ":")))
+        out.write("\n")
+    else:
+        out.write(record_to_text(item))
+        out.write("\n")
+
+
+def _report(err: TextIO, args: argparse.Namespace, error: DecodeError) -> None:
+    if args.json or args.summary:
+        err.write(json.dumps(error_to_json(error), ensure_ascii=False) + "\n")
+    else:
+        err.write(error_to_text(error) + "\n")
