@@ -106,7 +106,9 @@ def record_to_text(item: DecodedRecord) -> str:
     if batch.is_transactional:
         parts.append(f"transactional producerId: {batch.producer_id}")
     if item.control is not None:
-        parts.append(f"control: {item.control.type} coordinatorEpoch: {item.control.coordinator_epoch}")
+        parts.append(
+            f"control: {item.control.type} coordinatorEpoch: {item.control.coordinator_epoch}"
+        )
         return " ".join(parts)
     if key is None:
         parts.append(f"key: <undecodable> ({item.error.message if item.error else 'null key'})")

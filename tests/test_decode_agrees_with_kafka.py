@@ -58,5 +58,5 @@ def test_both_shared_fixtures_decode_without_errors(cleaner_died: Path, small_gz
         segments = sorted(log_dir.glob("__consumer_offsets-*/*.log"))
         assert segments
         for segment in segments:
-            records, errors = decoded(segment)
+            _, errors = decoded(segment)
             assert errors == [], segment

@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
     for group in args.groups:
         partition = coordinator_partition(group, args.partitions)
         if args.json:
-            print(json.dumps({"group": group, "partition": partition, "partitions": args.partitions}))
+            print(
+                json.dumps({"group": group, "partition": partition, "partitions": args.partitions})
+            )
         else:
             print(f"{group}\t__consumer_offsets-{partition}")
     return 0

@@ -1,4 +1,4 @@
-"""``offsets-auditor dump``: Kafka's ``kafka-dump-log --offsets-decoder``, for humans and machines."""
+"""``offsets-auditor dump``: Kafka's ``kafka-dump-log --offsets-decoder``, for people and scripts."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.records.log_file import DEFAULT_DECOMPRESS_LIMIT, DEFAULT_MAX_BATCH_BYTES
 from offsets_auditor.render import error_to_json, error_to_text, record_to_json, record_to_text
-from offsets_auditor.summary import SegmentTotals
+from offsets_auditor.summary import SegmentTotals, summarize_segment
 
 
 def register(subparsers: Any) -> None:
@@ -79,25 +79,26 @@ def run(args: argparse.Namespace) -> int:
             source = fs.ReadOnlyFile(path)
         except OSError as error:
             problems += 1
-            _report(err, args, DecodeError(f"cannot open: {error.strerror}", field="file", file=name))
+            _report(
+                err, args, DecodeError(f"cannot open: {error.strerror}", field="file", file=name)
+            )
             continue
-        file_totals = SegmentTotals(bytes=source.size)
         with source:
-            last_batch = -1
+            if args.summary:
+                for entry in summarize_segment(source, file=name, **limits):
+                    if isinstance(entry, DecodeError):
+                        problems += 1
+                        _report(err, args, entry)
+                    else:
+                        per_file.append({"file": name, **entry.to_json()})
+                        totals.merge(entry)
+                continue
             for item in decode_segment(source, file=name, **limits):
                 if isinstance(item, DecodeError):
                     problems += 1
-                    file_totals.add_error(item)
                     _report(err, args, item)
-                    continue
-                new_batch = item.batch.position != last_batch
-                last_batch = item.batch.position
-                file_totals.add_record(item, new_batch)
-                if not args.summary:
+                else:
                     _print_record(out, args, item)
-        if args.summary:
-            per_file.append({"file": name, **file_totals.to_json()})
-            totals.merge(file_totals)
     if args.summary:
         total = totals.to_json()
         total.pop("first_offset")

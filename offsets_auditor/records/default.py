@@ -98,7 +98,9 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
         base_offset=base_offset,
         last_offset=base_offset + last_offset_delta,
         codec=codec,
-        timestamp_type=TimestampType.LOG_APPEND_TIME if log_append_time else TimestampType.CREATE_TIME,
+        timestamp_type=TimestampType.LOG_APPEND_TIME
+        if log_append_time
+        else TimestampType.CREATE_TIME,
         max_timestamp=max_timestamp,
         crc=crc,
         is_transactional=bool(attributes & TRANSACTIONAL_FLAG_MASK),
@@ -161,7 +163,9 @@ def _records(
     records = []
     try:
         for index in range(count):
-            record, pos = _record(body, pos, end, index, base_offset, base_timestamp, log_append_timestamp)
+            record, pos = _record(
+                body, pos, end, index, base_offset, base_timestamp, log_append_timestamp
+            )
             records.append(record)
         if pos != end:
             raise CorruptError(
@@ -190,7 +194,9 @@ def _record(
     record_end = pos + length
     if length < 0 or record_end > end:
         raise TruncatedError(
-            f"record of {length} bytes runs past the batch" if length >= 0 else f"negative record length {length}",
+            f"record of {length} bytes runs past the batch"
+            if length >= 0
+            else f"negative record length {length}",
             field=f"{field}.length",
             position=pos,
         )
@@ -202,7 +208,9 @@ def _record(
     header_count, pos = read_varint(body, pos, record_end, f"{field}.headersCount")
     if header_count < 0 or header_count > record_end - pos:
         raise CorruptError(
-            f"Found invalid number of record headers {header_count}", field=f"{field}.headersCount", position=pos
+            f"Found invalid number of record headers {header_count}",
+            field=f"{field}.headersCount",
+            position=pos,
         )
     headers = []
     for h in range(header_count):
@@ -215,12 +223,17 @@ def _record(
         headers.append((header_key.decode("utf-8", "replace"), header_value))
     if pos != record_end:
         raise CorruptError(
-            f"Invalid record size: expected to read {length} bytes in record payload, but instead read"
+            f"Invalid record size: expected to read {length} bytes in record payload,"
+            " but instead read"
             f" {length - (record_end - pos)}",
             field=f"{field}.length",
             position=pos,
         )
-    timestamp = log_append_timestamp if log_append_timestamp is not None else base_timestamp + timestamp_delta
+    timestamp = (
+        log_append_timestamp
+        if log_append_timestamp is not None
+        else base_timestamp + timestamp_delta
+    )
     return Record(base_offset + offset_delta, timestamp, key, value, 2, tuple(headers)), pos
 
 
@@ -229,5 +242,7 @@ def _varint_sized(body: memoryview, pos: int, end: int, field: str) -> tuple[byt
     if length < 0:
         return None, pos
     if pos + length > end:
-        raise TruncatedError(f"{length} bytes run past the record", field=f"{field}Length", position=pos)
+        raise TruncatedError(
+            f"{length} bytes run past the record", field=f"{field}Length", position=pos
+        )
     return bytes(body[pos : pos + length]), pos + length

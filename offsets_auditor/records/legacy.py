@@ -116,7 +116,11 @@ def _decompressed_records(
 def _timestamp_type(magic: int, attributes: int) -> int:
     if magic == 0:
         return TimestampType.NO_TIMESTAMP_TYPE
-    return TimestampType.LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_MASK else TimestampType.CREATE_TIME
+    return (
+        TimestampType.LOG_APPEND_TIME
+        if attributes & TIMESTAMP_TYPE_MASK
+        else TimestampType.CREATE_TIME
+    )
 
 
 def _message_body(
@@ -124,7 +128,9 @@ def _message_body(
 ) -> tuple[int, bytes | None, bytes | None]:
     """timestamp, key, value of the message in ``buf[pos:end]`` (entry framing included)."""
     if magic not in RECORD_OVERHEAD:
-        raise CorruptError(f"Invalid magic found in record: {magic}", field="magic", position=pos + MAGIC_OFFSET)
+        raise CorruptError(
+            f"Invalid magic found in record: {magic}", field="magic", position=pos + MAGIC_OFFSET
+        )
     if end - pos - CRC_OFFSET < RECORD_OVERHEAD[magic]:
         raise CorruptError(
             f"message of {end - pos - CRC_OFFSET} bytes is smaller than the magic {magic} overhead"
@@ -150,16 +156,22 @@ def _message_body(
 
 def _sized(buf: memoryview, cursor: int, end: int, field: str) -> tuple[bytes | None, int]:
     if cursor + 4 > end:
-        raise CorruptError(f"{field} length runs past the message", field=f"{field}_length", position=cursor)
+        raise CorruptError(
+            f"{field} length runs past the message", field=f"{field}_length", position=cursor
+        )
     (length,) = LENGTH.unpack_from(buf, cursor)
     cursor += 4
     if length < 0:
         if length != -1:
-            raise CorruptError(f"negative {field} length {length}", field=f"{field}_length", position=cursor - 4)
+            raise CorruptError(
+                f"negative {field} length {length}", field=f"{field}_length", position=cursor - 4
+            )
         return None, cursor
     if cursor + length > end:
         raise CorruptError(
-            f"{field} of {length} bytes runs past the message", field=f"{field}_length", position=cursor - 4
+            f"{field} of {length} bytes runs past the message",
+            field=f"{field}_length",
+            position=cursor - 4,
         )
     return bytes(buf[cursor : cursor + length]), cursor + length
 
@@ -188,7 +200,8 @@ def _inner_records(
         end = pos + CRC_OFFSET + size
         if size < RECORD_OVERHEAD[0] or end > len(view):
             raise CorruptError(
-                f"inner message at inner byte {pos} declares size {size}, beyond the compressed set",
+                f"inner message at inner byte {pos} declares size {size},"
+                " beyond the compressed set",
                 field="value.inner_messages.size",
                 position=wrapper_pos,
             )
@@ -202,7 +215,9 @@ def _inner_records(
             )
         if attributes & CODEC_MASK:
             raise CorruptError(
-                "Inner messages must not be compressed", field="value.inner_messages.attributes", position=wrapper_pos
+                "Inner messages must not be compressed",
+                field="value.inner_messages.attributes",
+                position=wrapper_pos,
             )
         try:
             timestamp, key, value = _message_body(view, pos, end, magic)
@@ -218,7 +233,9 @@ def _inner_records(
         pos = end
     if not entries:
         raise CorruptError(
-            "Found invalid compressed record set with no inner records", field="value", position=wrapper_pos
+            "Found invalid compressed record set with no inner records",
+            field="value",
+            position=wrapper_pos,
         )
     if wrapper_magic == 0:
         base = 0
@@ -229,7 +246,8 @@ def _inner_records(
         if wrapper_offset < last_inner:
             raise CorruptError(
                 "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}' and it is not zero.",
+                f"'{wrapper_offset}' is less than the last inner message offset '{last_inner}'"
+                " and it is not zero.",
                 field="offset",
                 position=wrapper_pos,
             )

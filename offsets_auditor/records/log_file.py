@@ -21,8 +21,8 @@ tail it could not decode, with ``file`` and the byte ``position`` in the file se
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
 from offsets_auditor.records.default import decode_batch
@@ -38,6 +38,14 @@ DEFAULT_WINDOW_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BATCH_BYTES = 64 * 1024 * 1024
 #: Largest decompressed payload of one compressed entry.
 DEFAULT_DECOMPRESS_LIMIT = 256 * 1024 * 1024
+
+
+#: A fast lane takes ``(window, start, end, file_position_of_start)``, consumes whole entries of
+#: ``window[start:end]`` it can account for without the Python decoder, and returns the window
+#: position of the first entry it did not take plus its totals for what it took (see
+#: ``offsets_auditor.fastlane``). It must never report problems: anything unusual is left to
+#: the Python decoder.
+FastLane = Callable[[memoryview, int, int, int], tuple[int, Mapping[str, Any]]]
 
 
 class ByteSource(Protocol):
@@ -71,12 +79,19 @@ def read_batches(
     window_bytes: int = DEFAULT_WINDOW_BYTES,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT,
+    fast_lane: FastLane | None = None,
+    on_fast_lane: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Iterator[Batch | DecodeError]:
-    """Every entry of ``source`` from byte ``start``: decoded batches and located errors."""
+    """Every entry of ``source`` from byte ``start``: decoded batches and located errors.
+
+    With ``fast_lane``, runs of entries it accepts are not yielded; its totals go to
+    ``on_fast_lane`` instead (the summary and the audit use this; ``dump`` does not).
+    """
     size = source.size
     window = b""
     window_start = 0
     pos = start
+    refused_at = -1
     while True:
         remaining = size - pos
         if remaining <= HEADER_SIZE_UP_TO_MAGIC:
@@ -89,7 +104,10 @@ def read_batches(
                 )
             return
         if pos + HEADER_SIZE_UP_TO_MAGIC > window_start + len(window) or pos < window_start:
-            window_start, window = pos, source.read_at(pos, max(window_bytes, HEADER_SIZE_UP_TO_MAGIC))
+            window_start, window = (
+                pos,
+                source.read_at(pos, max(window_bytes, HEADER_SIZE_UP_TO_MAGIC)),
+            )
         rel = pos - window_start
         _, length = LOG_OVERHEAD.unpack_from(window, rel)
         entry_size = 12 + length
@@ -119,12 +137,22 @@ def read_batches(
             window_start, window = pos, source.read_at(pos, max(window_bytes, entry_size))
             rel = 0
         view = memoryview(window)
+        if fast_lane is not None and pos != refused_at:
+            next_rel, totals = fast_lane(view, rel, len(window), pos)
+            if next_rel != rel:
+                assert on_fast_lane is not None
+                on_fast_lane(totals)
+                pos += next_rel - rel
+                continue
+            refused_at = pos
         magic = view[rel + MAGIC_OFFSET]
         try:
             if magic == 2:
                 yield decode_batch(view, rel, position=pos, decompress_limit=decompress_limit)
             elif magic in (0, 1):
-                yield decode_legacy_entry(view, rel, position=pos, decompress_limit=decompress_limit)
+                yield decode_legacy_entry(
+                    view, rel, position=pos, decompress_limit=decompress_limit
+                )
             else:
                 yield CorruptError(
                     f"Invalid magic found in record: {magic}",

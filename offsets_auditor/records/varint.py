@@ -10,23 +10,31 @@ from __future__ import annotations
 from offsets_auditor.errors import CorruptError, TruncatedError
 
 
-def read_varint(buf: bytes | bytearray | memoryview, pos: int, end: int, field: str) -> tuple[int, int]:
+def read_varint(
+    buf: bytes | bytearray | memoryview, pos: int, end: int, field: str
+) -> tuple[int, int]:
     """The signed (zig-zag) int32 varint at ``pos``, and the position after it."""
     return _read(buf, pos, end, field, 5)
 
 
-def read_varlong(buf: bytes | bytearray | memoryview, pos: int, end: int, field: str) -> tuple[int, int]:
+def read_varlong(
+    buf: bytes | bytearray | memoryview, pos: int, end: int, field: str
+) -> tuple[int, int]:
     """The signed (zig-zag) int64 varlong at ``pos``, and the position after it."""
     return _read(buf, pos, end, field, 10)
 
 
-def _read(buf: bytes | bytearray | memoryview, pos: int, end: int, field: str, max_bytes: int) -> tuple[int, int]:
+def _read(
+    buf: bytes | bytearray | memoryview, pos: int, end: int, field: str, max_bytes: int
+) -> tuple[int, int]:
     raw = 0
     shift = 0
     start = pos
     while True:
         if pos >= end:
-            raise TruncatedError("varint runs past the end of its buffer", field=field, position=start)
+            raise TruncatedError(
+                "varint runs past the end of its buffer", field=field, position=start
+            )
         byte = buf[pos]
         pos += 1
         raw |= (byte & 0x7F) << shift
@@ -35,6 +43,4 @@ def _read(buf: bytes | bytearray | memoryview, pos: int, end: int, field: str, m
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
         if pos - start >= max_bytes:
-            raise CorruptError(
-                f"varint longer than {max_bytes} bytes", field=field, position=start
-            )
+            raise CorruptError(f"varint longer than {max_bytes} bytes", field=field, position=start)

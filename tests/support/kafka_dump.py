@@ -53,7 +53,7 @@ def read_dump(path: Path) -> list[DumpedRecord]:
     return records
 
 
-def _FIELD_VALUE(line: str, name: str) -> str:  # noqa: N802
+def _FIELD_VALUE(line: str, name: str) -> str:
     match = re.search(rf"\b{name}: (\S+)", line)
     assert match, f"no {name} in {line!r}"
     return match.group(1)

@@ -1,0 +1,231 @@
+"""``offsets-auditor restart-progress``: how far a restarting broker has got, from its server.log.
+
+    offsets-auditor restart-progress --server-log /var/log/kafka/server.log [LOGDIR ...]
+                                     [--follow [--interval S]] [--json] [--kafka-version V]
+
+Reads the broker's own lines for the LAST startup in the file: log loading (partitions loaded,
+segments recovered, index files rebuilt, "Logs loading complete"), then the group coordinator's
+loading of ``__consumer_offsets`` partitions with the milliseconds the broker printed, and an
+ETA for what remains with its basis. LOGDIR (the broker's ``log.dirs``, read-only) gives the
+totals: partition directories, segments from each recovery point on, ``__consumer_offsets``
+sizes. Without it, totals are what the log announces (3.x), else unknown.
+
+``--follow`` keeps reading as the file grows, across rotation and truncation, and prints the
+progress again after each growth (``--json``: one JSON object per line per update).
+Exit status: 0, or 2 when the server log cannot be read (without ``--follow``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from offsets_auditor import fs
+from offsets_auditor.restart.follow import (
+    Clock,
+    LineFeeder,
+    LineFollower,
+    SystemClock,
+    Update,
+    follow_progress,
+)
+from offsets_auditor.restart.log_dir_totals import read_log_dir_totals
+from offsets_auditor.restart.log_lines import patterns_for
+from offsets_auditor.restart.progress import ProgressFold, RestartProgress
+from offsets_auditor.versions import KafkaVersion
+
+NAME = "restart-progress"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        NAME,
+        help="progress (and ETA) of a restarting broker's log and coordinator loading",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--server-log", required=True, type=Path, metavar="FILE", help="the broker's server.log"
+    )
+    parser.add_argument(
+        "log_dirs",
+        nargs="*",
+        type=Path,
+        metavar="LOGDIR",
+        help="the broker's log dir(s), for totals (read-only)",
+    )
+    parser.add_argument("--follow", action="store_true", help="keep reading as the file grows")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="with --follow: seconds between polls (default 2)",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per update")
+    parser.add_argument(
+        "--kafka-version",
+        metavar="V",
+        help="the broker's Kafka version (e.g. 0.9.0.1, 2.3.0, 3.9); default: every wording",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_with(args, out=sys.stdout, err=sys.stderr, clock=SystemClock())
+
+
+def run_with(
+    args: argparse.Namespace,
+    *,
+    out: TextIO,
+    err: TextIO,
+    clock: Clock,
+    should_stop: Callable[[Update | None], bool] | None = None,
+) -> int:
+    """:func:`run` with its streams and clock given (for tests: a fake clock whose ``sleep``
+    appends to the file, and a ``should_stop``)."""
+    try:
+        version = None if args.kafka_version is None else KafkaVersion.parse(args.kafka_version)
+    except ValueError as e:
+        print(f"{NAME}: {e}", file=err)
+        return 2
+    totals = read_log_dir_totals(args.log_dirs) if args.log_dirs else None
+    fold = ProgressFold(
+        kafka_version=None if version is None else str(version),
+        totals=totals,
+    )
+    feeder = LineFeeder(fold, patterns_for(version))
+    server_log: Path = args.server_log
+    show: Callable[[Update], None] = (
+        (lambda u: _print_json(u, server_log, out))
+        if args.json
+        else (lambda u: _print_text(u, server_log, out))
+    )
+    with LineFollower(server_log) as follower:
+        if not args.follow:
+            try:
+                fs.ReadOnlyFile(server_log).close()
+            except OSError as e:
+                print(f"{NAME}: cannot read {server_log}: {e.strerror or e}", file=err)
+                return 2
+            for raw in follower.poll():
+                feeder.feed(raw)
+            for raw in follower.flush():
+                feeder.feed(raw)
+            show(Update(1, fold.snapshot(), feeder.lines, 0.0))
+            return 0
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends --follow normally
+            follow_progress(
+                follower,
+                feeder,
+                clock=clock,
+                interval=args.interval,
+                on_update=show,
+                should_stop=should_stop or (lambda _update: False),
+            )
+    return 0
+
+
+def _print_json(update: Update, server_log: Path, out: TextIO) -> None:
+    data: dict[str, object] = {"server_log": str(server_log), "update": update.number}
+    data.update(update.progress.to_dict())
+    data["lines_read"] = update.lines_read
+    data["idle_seconds"] = update.idle_seconds
+    out.write(json.dumps(data, sort_keys=False) + "\n")
+    out.flush()
+
+
+def _print_text(update: Update, server_log: Path, out: TextIO) -> None:
+    out.write(render_text(update.progress, server_log, update) + "\n")
+    out.flush()
+
+
+def _time(progress: RestartProgress, attr: str) -> str:
+    value = getattr(progress, attr)
+    return "-" if value is None else value.isoformat(sep=" ", timespec="milliseconds")
+
+
+def _of(done: int, total: int | None, source: str | None) -> str:
+    if total is None:
+        return f"{done} of unknown total"
+    return f"{done} of {total} ({source})"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+def render_text(progress: RestartProgress, server_log: Path, update: Update | None = None) -> str:
+    """The human report of one :class:`RestartProgress`."""
+    p = progress
+    lines = [
+        f"restart-progress {server_log}"
+        + (f" (update {update.number}, {update.lines_read} lines read)" if update else ""),
+        f"  startups in log: {p.startups_seen}; last began {_time(p, 'startup_at')}; "
+        f"as of {_time(p, 'as_of')} (last line)",
+        f"  phase: {p.phase}"
+        + (f"; broker started {_time(p, 'broker_started_at')}" if p.broker_started_at else "")
+        + (f"; shutting down {_time(p, 'shutting_down_at')}" if p.shutting_down_at else ""),
+        f"  kafka version: {p.kafka_version or 'any (all wordings)'}"
+        + (f"; log says {p.kafka_version_seen}" if p.kafka_version_seen else ""),
+        "log loading:",
+        f"  'Loading logs': {_time(p, 'loading_started_at')}; complete: "
+        f"{_time(p, 'loading_completed_at')}"
+        + (f" (broker: {p.loading_duration_ms} ms)" if p.loading_duration_ms is not None else ""),
+        f"  partitions loaded: {_of(p.partitions_loaded, p.partitions_total, p.partitions_total_source)}"  # noqa: E501
+        + (f", {p.partitions_failed} failed" if p.partitions_failed else ""),
+        f"  segments recovered (recovery begun): "
+        f"{_of(p.segments_recovered, p.segments_to_recover, p.segments_to_recover_source)}",
+        f"  index files rebuilt: {p.index_files_rebuilt}",
+    ]
+    for rebuild in p.index_rebuilds:
+        lines.append(f"    {rebuild.partition}: {rebuild.reason} {rebuild.file}")
+    loads = p.coordinator_loads
+    lines.append("group coordinator (__consumer_offsets):")
+    lines.append(
+        f"  partitions loaded: {p.coordinator_partitions_loaded} of "
+        f"{p.coordinator_partitions_started} started"
+        + (
+            f", {p.coordinator_partitions_total} on disk"
+            if p.coordinator_partitions_total is not None
+            else ""
+        )
+        + (f"; in progress: {list(p.coordinator_in_progress)}" if p.coordinator_in_progress else "")
+    )
+    for load in loads:
+        if load.done:
+            took = "failed" if load.failed else f"{load.load_ms} ms"
+            if load.scheduler_ms:
+                took += f" ({load.scheduler_ms} ms in the scheduler)"
+        else:
+            took = "loading" if load.start_is_schedule is False else "scheduled"
+        size = f", {load.bytes} bytes ({load.bytes_source})" if load.bytes is not None else ""
+        lines.append(f"    __consumer_offsets-{load.partition}: {took}{size}")
+    lines.append("estimates:")
+    if not p.estimates:
+        lines.append(
+            "  nothing left to estimate"
+            if p.phase in ("started", "shutting-down")
+            else "  none yet"
+        )
+    for estimate in p.estimates:
+        lines.append(
+            f"  {estimate.phase}: {_duration(estimate.seconds)} for {estimate.remaining:g} "
+            f"{estimate.unit} left"
+        )
+        lines.append(f"    basis: {estimate.basis}")
+    for note in p.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

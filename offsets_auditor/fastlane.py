@@ -1,0 +1,52 @@
+"""The optional C fast lane (``offsets_auditor._speedups``) and how to get it.
+
+The C extension accounts for runs of the overwhelmingly common entries (plain offset commits in
+uncompressed v0/v1 messages and v2 batches) without building Python objects. It never reports a
+problem: at the first entry it is not sure about, it stops and the Python decoder takes over, so
+results are identical with or without it (tests check both ways). Without a C compiler at
+install time the package runs on the Python decoder alone, slower.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from offsets_auditor.records.log_file import FastLane
+
+#: Set to "0" to turn the C fast lane off (tests, or to compare).
+ENV_SWITCH = "OFFSETS_AUDITOR_SPEEDUPS"
+
+
+def summary_fast_lane() -> FastLane | None:
+    """The C summary lane, or ``None`` when the extension is missing or switched off."""
+    if os.environ.get(ENV_SWITCH, "1") == "0":
+        return None
+    try:
+        from offsets_auditor import _speedups  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    lane: FastLane = _speedups.scan_offset_commits
+    return lane
+
+
+def totals_keys() -> tuple[str, ...]:
+    """The keys a summary lane's totals mapping may carry (``SegmentTotals`` field names)."""
+    return (
+        "batches",
+        "records",
+        "tombstones",
+        "transactional_records",
+        "valid_bytes",
+        "first_offset",
+        "last_offset",
+        "records_by_key",
+        "values_by_version",
+        "codecs",
+        "magics",
+    )
+
+
+def describe(totals: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={totals[k]}" for k in totals_keys() if k in totals)
