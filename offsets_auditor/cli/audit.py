@@ -1,0 +1,155 @@
+"""``offsets-auditor audit``: what the log cleaner will do to each __consumer_offsets partition."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from offsets_auditor import fs
+from offsets_auditor.audit import DEFAULT_LOAD_BYTES_PER_SECOND, audit_log_dir, report_json
+from offsets_auditor.checkpoints import parse_java_properties
+from offsets_auditor.cleaner.config import ConfigError, cleaner_config
+from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "audit",
+        help="emulate the log cleaner on broker log dirs: which partitions will never compact",
+        description=(
+            "Read broker log dirs (or copies; nothing is written) and emulate Kafka's log cleaner"
+            " for the broker's version and config on every __consumer_offsets partition: thread"
+            " deaths with Kafka's own message, passes of the offset map, dirty ratios, what"
+            " compaction would retain, and the dedupe buffer that would fix it."
+            " Exit status: 0 healthy, 1 warnings, 2 critical findings (3 for usage or config"
+            " errors)."
+        ),
+    )
+    parser.add_argument("log_dirs", nargs="+", type=Path, metavar="LOGDIR")
+    parser.add_argument(
+        "--broker-config", type=Path, metavar="FILE", help="the broker's server.properties"
+    )
+    parser.add_argument(
+        "--kafka-version",
+        default=None,
+        metavar="VERSION",
+        help=f"the broker's Kafka version, e.g. 0.9.0.1 or 2.3.0 (default {DEFAULT_KAFKA_VERSION})",
+    )
+    parser.add_argument("--dedupe-buffer-size", metavar="BYTES", help="log.cleaner.dedupe.buffer.size")
+    parser.add_argument("--cleaner-threads", metavar="N", help="log.cleaner.threads")
+    parser.add_argument("--load-factor", metavar="F", help="log.cleaner.io.buffer.load.factor")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other broker or __consumer_offsets topic property (repeatable), e.g."
+        " --set min.cleanable.dirty.ratio=0.1",
+    )
+    parser.add_argument(
+        "--now",
+        type=int,
+        default=None,
+        metavar="EPOCH_MS",
+        help="the time the emulation assumes, in epoch milliseconds (default: now)",
+    )
+    parser.add_argument(
+        "--load-rate",
+        type=float,
+        default=DEFAULT_LOAD_BYTES_PER_SECOND / 1048576,
+        metavar="MIB_PER_S",
+        help="coordinator load throughput assumed for load-time estimates (default %(default)s)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides: dict[str, str] = {}
+    for flag, key in (
+        ("dedupe_buffer_size", "log.cleaner.dedupe.buffer.size"),
+        ("cleaner_threads", "log.cleaner.threads"),
+        ("load_factor", "log.cleaner.io.buffer.load.factor"),
+    ):
+        if getattr(args, flag) is not None:
+            overrides[key] = getattr(args, flag)
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            print(f"offsets-auditor audit: --set takes KEY=VALUE, not {item!r}", file=sys.stderr)
+            return 3
+        overrides[key.strip()] = value
+    properties: list[tuple[str, str]] = []
+    if args.broker_config is not None:
+        try:
+            text = fs.read_small_file(args.broker_config).decode("utf-8", "replace")
+        except OSError as error:
+            print(f"offsets-auditor audit: cannot read {args.broker_config}: {error.strerror}", file=sys.stderr)
+            return 3
+        properties = parse_java_properties(text)
+    try:
+        config = cleaner_config(properties, overrides, args.kafka_version)
+    except (ConfigError, ValueError) as error:
+        print(f"offsets-auditor audit: the broker would refuse this config: {error}", file=sys.stderr)
+        return 3
+    now_ms = args.now if args.now is not None else int(time.time() * 1000)
+    audits = []
+    for log_dir in args.log_dirs:
+        if not log_dir.is_dir():
+            print(f"offsets-auditor audit: {log_dir} is not a directory (give a broker log dir)", file=sys.stderr)
+            return 3
+        if sys.stderr.isatty():
+            print(f"auditing {log_dir} ...", file=sys.stderr, flush=True)
+        audits.append(audit_log_dir(log_dir, config, now_ms))
+    report = report_json(audits, args.load_rate * 1048576)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_text(report)
+    status: int = report["exit_status"]
+    return status
+
+
+def print_text(report: dict[str, Any]) -> None:
+    out = sys.stdout
+    for broker in report["brokers"]:
+        c = broker["cleaner"]
+        out.write(
+            f"broker {broker['broker_id']} ({broker['log_dir']}), Kafka {report['kafka_version']}:"
+            f" cleaner {'enabled' if c['enabled'] else 'DISABLED'}, {c['threads']} thread(s),"
+            f" offset map capacity {c['capacity']:,} keys per thread\n"
+        )
+    out.write(
+        f"\n{'partition':<24} {'size':>12} {'segs':>5} {'checkpoint':>11} {'ratio':>7}"
+        f" {'outcome':<17} {'passes':>6} {'retained':>9}\n"
+    )
+    for p in report["partitions"]:
+        cleaner = p["cleaner"]
+        checkpoint = "-" if p["cleaner_checkpoint"] is None else str(p["cleaner_checkpoint"])
+        retained = "-" if cleaner["retained_records"] is None else f"{cleaner['retained_records']:,}"
+        out.write(
+            f"{p['name']:<24} {p['size_bytes']:>12,} {p['segment_count']:>5} {checkpoint:>11}"
+            f" {p['dirty_ratio']:>7.3f} {cleaner['outcome']:<17} {cleaner['passes']:>6} {retained:>9}\n"
+        )
+        if cleaner["outcome"] not in ("single-pass", "nothing-to-clean"):
+            out.write(f"    {cleaner['reason']}\n")
+        if p["recommendation"]:
+            out.write(f"    fix: {p['recommendation']['arithmetic']}\n")
+    for broker in report["brokers"]:
+        if broker["recommendation"]:
+            r = broker["recommendation"]
+            out.write(
+                f"\nrecommendation for broker {broker['broker_id']}:"
+                f" log.cleaner.dedupe.buffer.size={r['log.cleaner.dedupe.buffer.size']}"
+                f" ({r['arithmetic']})\n"
+            )
+    if report["findings"]:
+        out.write("\nfindings:\n")
+        for f in report["findings"]:
+            where = " ".join(str(x) for x in (f.get("partition"), f.get("file"), f.get("position")) if x is not None)
+            out.write(f"  [{f['severity']}] {f['kind']}: {where + ': ' if where else ''}{f['detail']}\n")
