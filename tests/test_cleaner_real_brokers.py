@@ -54,14 +54,20 @@ def by_name(report: dict) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize(("name", "version"), CLEANER_RUNS)
-def test_thread_deaths_are_the_brokers(name: str, version: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_thread_deaths_are_the_brokers(
+    name: str, version: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     fixture = FIXTURES / name
     if not (fixture / "log-cleaner.log").exists():
         pytest.skip(f"{name} not generated yet")
     broker = read_cleaner_log(fixture / "log-cleaner.log")
     partitions = by_name(audit(fixture, version, capsys))
     died_on = {run.partition: run.error for run in broker.deaths()}
-    ours = {n: p["cleaner"]["message"] for n, p in partitions.items() if p["cleaner"]["outcome"] == "thread-death"}
+    ours = {
+        n: p["cleaner"]["message"]
+        for n, p in partitions.items()
+        if p["cleaner"]["outcome"] == "thread-death"
+    }
     assert ours == died_on
 
 

@@ -295,6 +295,7 @@ def test_lz4_frame_rules_follow_kafka() -> None:
     unchecked = bytearray(checked)
     unchecked[-1] ^= 0xFF
     assert decompress(Codec.LZ4, bytes(unchecked), magic=1, limit=LIMIT) == data
+    corrupt(lambda: decompress(Codec.LZ4, checked[:-1], magic=1, limit=LIMIT))  # but it is read
     # one frame only: bytes after the end mark are ignored; a missing end mark is an error
     plain = lz4_frame(data)
     assert decompress(Codec.LZ4, plain + b"trailing", magic=2, limit=LIMIT) == data
