@@ -205,7 +205,9 @@ def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit
         for error in scan.errors:
             findings.append(
                 Finding(
-                    kind="truncated-tail" if type(error).__name__ == "TruncatedError" else "corrupt-record",
+                    kind="truncated-tail"
+                    if type(error).__name__ == "TruncatedError"
+                    else "corrupt-record",
                     severity=Severity.WARNING,
                     detail=error.message,
                     file=error.file,
@@ -234,8 +236,14 @@ def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit
             passes, selections, failure = cleaner.run(first_dirty)
         else:
             passes, selections, failure = [], [initial], None
-        need = needed_entries(scan, config, first_dirty, initial.first_uncleanable) if initial.eligible else 0
-        staged.append((partition, scan, checkpoint, first_dirty, initial, passes, selections, failure, need))
+        need = (
+            needed_entries(scan, config, first_dirty, initial.first_uncleanable)
+            if initial.eligible
+            else 0
+        )
+        staged.append(
+            (partition, scan, checkpoint, first_dirty, initial, passes, selections, failure, need)
+        )
 
     killers = [s[0].name for s in staged if s[7] is not None and s[7].kills_thread]
     executed = {s[0].name: len(s[5]) for s in staged}
@@ -302,13 +310,16 @@ def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit
                 )
             )
     worst = max((p.needed_entries or 0 for p in partitions), default=0)
-    recommendation = buffer_for(worst, config.threads, config.load_factor) if worst > capacity else None
+    recommendation = (
+        buffer_for(worst, config.threads, config.load_factor) if worst > capacity else None
+    )
     if not config.enabled:
         findings.append(
             Finding(
                 kind="cleaner-disabled",
                 severity=Severity.CRITICAL,
-                detail="log.cleaner.enable=false: __consumer_offsets is never compacted on this broker",
+                detail="log.cleaner.enable=false: __consumer_offsets is never compacted"
+                " on this broker",
             )
         )
     partition_dirs = offsets_partitions(logdir)
@@ -318,14 +329,17 @@ def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit
                 kind="offsets-partition-count-mismatch",
                 severity=Severity.INFO,
                 detail=f"{len(partition_dirs)} __consumer_offsets partition dirs here, while"
-                f" offsets.topic.num.partitions={config.offsets_topic_partitions}: other brokers may"
+                " offsets.topic.num.partitions="
+                f"{config.offsets_topic_partitions}: other brokers may"
                 " hold the rest; coordinator math must use the topic's real partition count",
             )
         )
     return BrokerAudit(logdir, config, tuple(partitions), tuple(findings), recommendation)
 
 
-def report_json(audits: list[BrokerAudit], load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND) -> dict[str, Any]:
+def report_json(
+    audits: list[BrokerAudit], load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
+) -> dict[str, Any]:
     findings = [f for a in audits for f in a.findings]
     return {
         "kafka_version": str(audits[0].config.kafka_version) if audits else None,
@@ -340,7 +354,9 @@ def report_json(audits: list[BrokerAudit], load_rate: float = DEFAULT_LOAD_BYTES
                     "dedupe_buffer_size": a.config.dedupe_buffer_size,
                     "load_factor": a.config.load_factor,
                     "memory_per_thread": a.config.memory_per_thread,
-                    "capacity": OffsetMap(a.config.memory_per_thread, a.config.load_factor).max_desired,
+                    "capacity": OffsetMap(
+                        a.config.memory_per_thread, a.config.load_factor
+                    ).max_desired,
                     "min_cleanable_ratio": a.config.min_cleanable_ratio,
                 },
                 "recommendation": None

@@ -59,11 +59,13 @@ def buffer_for(entries: int, threads: int, load_factor: float) -> BufferAdvice:
     steps = [
         f"{entries:,} map entries needed",
         f"slots >= ceil({entries:,} / {load_factor}) = {need_slots:,}",
-        f"{need_slots:,} slots x {BYTES_PER_ENTRY} B = {need_slots * BYTES_PER_ENTRY:,} B per thread",
+        f"{need_slots:,} slots x {BYTES_PER_ENTRY} B"
+        f" = {need_slots * BYTES_PER_ENTRY:,} B per thread",
     ]
     if floor_applied:
         steps.append(
-            f"raised to {MIN_MEMORY_PER_THREAD:,} B, the broker's minimum (more than 1 MiB per thread)"
+            f"raised to {MIN_MEMORY_PER_THREAD:,} B, the broker's minimum"
+            " (more than 1 MiB per thread)"
         )
     steps.append(f"x {threads} thread{'s' if threads != 1 else ''} = {total:,} B")
     if not possible:

@@ -10,7 +10,8 @@ broker-wide defaults (``log.cleaner.min.cleanable.ratio`` …) for ``__consumer_
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Any
 
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
@@ -88,7 +89,7 @@ def cleaner_config(
     Raises :class:`ConfigError` for values the broker would refuse, with its message.
     """
     version = KafkaVersion.parse(kafka_version or DEFAULT_KAFKA_VERSION)
-    config = CleanerConfig(kafka_version=version, enabled=default_cleaner_enabled(version))
+    values: dict[str, Any] = {}
     merged: dict[str, str] = {}
     for key, value in properties:
         merged[key] = value
@@ -98,7 +99,9 @@ def cleaner_config(
         if key not in _PROPERTIES:
             continue
         name, kind = _PROPERTIES[key]
-        config = replace(config, **{name: _parse(key, merged[key].strip(), kind)})
+        values[name] = _parse(key, merged[key].strip(), kind)
+    values.setdefault("enabled", default_cleaner_enabled(version))
+    config = CleanerConfig(kafka_version=version, **values)
     validate(config)
     return config
 

@@ -2,7 +2,8 @@
 
 Kafka's ``SkimpyOffsetMap`` stores a 16-byte MD5 of each raw key (version prefix included) and
 the key's latest offset; ``size`` counts distinct digests, ``latestOffset`` is the last offset
-given to ``put`` or ``updateLatestOffset`` (2.3.0 ``core/src/main/scala/kafka/log/OffsetMap.scala``).
+given to ``put`` or ``updateLatestOffset``
+(2.3.0 ``core/src/main/scala/kafka/log/OffsetMap.scala``).
 Distinct raw keys are distinct digests (MD5 collisions aside, as for the broker).
 """
 

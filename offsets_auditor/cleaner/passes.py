@@ -175,9 +175,7 @@ class Selection:
     blocked_by: str | None
 
 
-def select(
-    state: _LogState, first_dirty: int, config: CleanerConfig, now_ms: int
-) -> Selection:
+def select(state: _LogState, first_dirty: int, config: CleanerConfig, now_ms: int) -> Selection:
     version = config.kafka_version
     segments = state.segments
     active_base = state.groups[-1].base_offset
@@ -196,7 +194,7 @@ def select(
                 bounds.append(group.base_offset)
                 break
     first_uncleanable = min(bounds)
-    if not behaviour.map_era(version) == behaviour.MapEra.PARTIAL:
+    if behaviour.map_era(version) != behaviour.MapEra.PARTIAL:
         first_uncleanable = active_base
     clean = sum(state.group_size(g) for g in state.log_segments(-1, first_dirty))
     if behaviour.map_era(version) == behaviour.MapEra.PARTIAL:
@@ -205,7 +203,8 @@ def select(
     else:
         uncleanable_base = active_base
     cleanable = sum(
-        state.group_size(g) for g in state.log_segments(first_dirty, max(first_dirty, uncleanable_base))
+        state.group_size(g)
+        for g in state.log_segments(first_dirty, max(first_dirty, uncleanable_base))
     )
     total = clean + cleanable
     ratio = cleanable / total if total else 0.0
@@ -218,9 +217,7 @@ def select(
             if segments[i].first_batch_timestamp > 0
         ]
         need_now = bool(firsts) and min(firsts) < now_ms - max(config.max_compaction_lag_ms, 0)
-    eligible = total > 0 and (
-        ratio > config.min_cleanable_ratio or (need_now and cleanable > 0)
-    )
+    eligible = total > 0 and (ratio > config.min_cleanable_ratio or (need_now and cleanable > 0))
     return Selection(
         first_dirty=first_dirty,
         first_uncleanable=first_uncleanable,
@@ -329,8 +326,10 @@ class PartitionCleaner:
             log_lines=(
                 *lines,
                 f"Buffer utilization: {100 * self.map.utilization:.1f}%",
-                f"Start size: {counters.start_bytes / 1048576:,.1f} MB ({counters.start_records:,} messages)",
-                f"End size: {counters.end_bytes / 1048576:,.1f} MB ({counters.end_records:,} messages)",
+                f"Start size: {counters.start_bytes / 1048576:,.1f} MB"
+                f" ({counters.start_records:,} messages)",
+                f"End size: {counters.end_bytes / 1048576:,.1f} MB"
+                f" ({counters.end_records:,} messages)",
             ),
         )
         return result
@@ -475,8 +474,15 @@ class PartitionCleaner:
             size = 0
             for b, first_record, batch in self.state.batches(index):
                 size += self._clean_batch(
-                    b, first_record, batch, retain_deletes, txn, last_records, shallow,
-                    legacy_rules, counters,
+                    b,
+                    first_record,
+                    batch,
+                    retain_deletes,
+                    txn,
+                    last_records,
+                    shallow,
+                    legacy_rules,
+                    counters,
                 )
             self.state.sizes[index] = size
         self.state.groups = self._regroup(groups, end)
@@ -524,7 +530,9 @@ class PartitionCleaner:
         kept = []
         for k in live:
             record = batch.records[k]
-            keep = (not discard) and self._retain(record.offset, record.key, record.value, retain_deletes, legacy_rules, counters)
+            keep = (not discard) and self._retain(
+                record.offset, record.key, record.value, retain_deletes, legacy_rules, counters
+            )
             if keep:
                 kept.append(k)
                 if record.value is None and not header.is_control:
@@ -539,7 +547,9 @@ class PartitionCleaner:
                 size = current_size
             else:
                 size = self._retained_size(batch, kept, current_size, live)
-                counters.bytes_exact = counters.bytes_exact and header.codec == Codec.NONE and header.magic < 2
+                counters.bytes_exact = (
+                    counters.bytes_exact and header.codec == Codec.NONE and header.magic < 2
+                )
             counters.end_bytes += size
             return size
         if retain_empty:
@@ -552,8 +562,14 @@ class PartitionCleaner:
         return 0
 
     def _drop_batch(
-        self, b: int, first_record: int, live: list[int], control: bool, counters: _PassCounters,
-        *, aborted: bool,
+        self,
+        b: int,
+        first_record: int,
+        live: list[int],
+        control: bool,
+        counters: _PassCounters,
+        *,
+        aborted: bool,
     ) -> None:
         for k in live:
             self.state.alive[first_record + k] = 0
@@ -609,9 +625,11 @@ class PartitionCleaner:
         header = batch.header
         if header.magic < 2 and header.codec == Codec.NONE:
             return size if kept else 0
+
         def weight(k: int) -> int:
             r = batch.records[k]
             return 8 + len(r.key or b"") + len(r.value or b"")
+
         total = sum(weight(k) for k in live) or 1
         overhead = RECORD_BATCH_OVERHEAD if header.magic == 2 else 34
         return overhead + (size - overhead) * sum(weight(k) for k in kept) // total
@@ -662,6 +680,5 @@ def _control_type(batch: Batch) -> str | None:
     record = batch.records[0]
     try:
         return decode_control(record.key, record.value).type
-    except Exception:  # noqa: BLE001 - an undecodable marker counts as an unknown type
+    except Exception:
         return "unknown"
-

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 #: How long a failing pass keeps its partition in progress (bytes-equivalent; tiny).
 FAILURE_TIME = 0.5
 

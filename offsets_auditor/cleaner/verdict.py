@@ -32,7 +32,9 @@ class Facts:
     cleanable_bytes: int
     ratio: float
     min_ratio: float
-    blocked_by: str | None  # what set the first uncleanable offset: active segment, open transaction, ...
+    blocked_by: (
+        str | None
+    )  # what set the first uncleanable offset: active segment, open transaction, ...
     passes_before_blocked: int = 0  # passes that happen before every thread has died elsewhere
 
 
@@ -53,7 +55,9 @@ def outcome(f: Facts) -> tuple[Outcome, str]:
     #    that would clean fine.
     if f.killed_elsewhere is not None and f.passes > f.passes_before_blocked:
         would = "one pass" if f.passes == 1 else f"{f.passes} passes"
-        got = f"only {f.passes_before_blocked} happen" if f.passes_before_blocked else "none happens"
+        got = (
+            f"only {f.passes_before_blocked} happen" if f.passes_before_blocked else "none happens"
+        )
         return (
             Outcome.BLOCKED,
             f"it needs {would} but {got}: every cleaner thread dies on {f.killed_elsewhere}"
@@ -73,7 +77,10 @@ def outcome(f: Facts) -> tuple[Outcome, str]:
         )
     # 8. Nothing between the checkpoint and the first uncleanable offset.
     if f.cleanable_bytes == 0:
-        return Outcome.NOTHING_TO_CLEAN, f"no cleanable data before the {f.blocked_by or 'active segment'}"
+        return (
+            Outcome.NOTHING_TO_CLEAN,
+            f"no cleanable data before the {f.blocked_by or 'active segment'}",
+        )
     # 9. Dirty data exists but the ratio is at or below min.cleanable.dirty.ratio (strict >).
     return (
         Outcome.NOT_ELIGIBLE,

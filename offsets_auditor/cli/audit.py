@@ -39,7 +39,9 @@ def register(subparsers: Any) -> None:
         metavar="VERSION",
         help=f"the broker's Kafka version, e.g. 0.9.0.1 or 2.3.0 (default {DEFAULT_KAFKA_VERSION})",
     )
-    parser.add_argument("--dedupe-buffer-size", metavar="BYTES", help="log.cleaner.dedupe.buffer.size")
+    parser.add_argument(
+        "--dedupe-buffer-size", metavar="BYTES", help="log.cleaner.dedupe.buffer.size"
+    )
     parser.add_argument("--cleaner-threads", metavar="N", help="log.cleaner.threads")
     parser.add_argument("--load-factor", metavar="F", help="log.cleaner.io.buffer.load.factor")
     parser.add_argument(
@@ -88,19 +90,27 @@ def run(args: argparse.Namespace) -> int:
         try:
             text = fs.read_small_file(args.broker_config).decode("utf-8", "replace")
         except OSError as error:
-            print(f"offsets-auditor audit: cannot read {args.broker_config}: {error.strerror}", file=sys.stderr)
+            print(
+                f"offsets-auditor audit: cannot read {args.broker_config}: {error.strerror}",
+                file=sys.stderr,
+            )
             return 3
         properties = parse_java_properties(text)
     try:
         config = cleaner_config(properties, overrides, args.kafka_version)
     except (ConfigError, ValueError) as error:
-        print(f"offsets-auditor audit: the broker would refuse this config: {error}", file=sys.stderr)
+        print(
+            f"offsets-auditor audit: the broker would refuse this config: {error}", file=sys.stderr
+        )
         return 3
     now_ms = args.now if args.now is not None else int(time.time() * 1000)
     audits = []
     for log_dir in args.log_dirs:
         if not log_dir.is_dir():
-            print(f"offsets-auditor audit: {log_dir} is not a directory (give a broker log dir)", file=sys.stderr)
+            print(
+                f"offsets-auditor audit: {log_dir} is not a directory (give a broker log dir)",
+                file=sys.stderr,
+            )
             return 3
         if sys.stderr.isatty():
             print(f"auditing {log_dir} ...", file=sys.stderr, flush=True)
@@ -131,10 +141,13 @@ def print_text(report: dict[str, Any]) -> None:
     for p in report["partitions"]:
         cleaner = p["cleaner"]
         checkpoint = "-" if p["cleaner_checkpoint"] is None else str(p["cleaner_checkpoint"])
-        retained = "-" if cleaner["retained_records"] is None else f"{cleaner['retained_records']:,}"
+        retained = (
+            "-" if cleaner["retained_records"] is None else f"{cleaner['retained_records']:,}"
+        )
         out.write(
             f"{p['name']:<24} {p['size_bytes']:>12,} {p['segment_count']:>5} {checkpoint:>11}"
-            f" {p['dirty_ratio']:>7.3f} {cleaner['outcome']:<17} {cleaner['passes']:>6} {retained:>9}\n"
+            f" {p['dirty_ratio']:>7.3f} {cleaner['outcome']:<17} {cleaner['passes']:>6}"
+            f" {retained:>9}\n"
         )
         if cleaner["outcome"] not in ("single-pass", "nothing-to-clean"):
             out.write(f"    {cleaner['reason']}\n")
@@ -151,5 +164,11 @@ def print_text(report: dict[str, Any]) -> None:
     if report["findings"]:
         out.write("\nfindings:\n")
         for f in report["findings"]:
-            where = " ".join(str(x) for x in (f.get("partition"), f.get("file"), f.get("position")) if x is not None)
-            out.write(f"  [{f['severity']}] {f['kind']}: {where + ': ' if where else ''}{f['detail']}\n")
+            where = " ".join(
+                str(x)
+                for x in (f.get("partition"), f.get("file"), f.get("position"))
+                if x is not None
+            )
+            out.write(
+                f"  [{f['severity']}] {f['kind']}: {where + ': ' if where else ''}{f['detail']}\n"
+            )
