@@ -8,6 +8,7 @@ segment once.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,70 @@ class TransactionState:
         return min(self.ongoing.values()) if self.ongoing else None
 
 
+@dataclass(slots=True)
+class GroupWrites:
+    """What one group wrote into a partition: records, bytes (its share of each batch) and
+    the first/last record timestamps (-1 when the format has none)."""
+
+    records: int = 0
+    bytes: float = 0.0
+    first_timestamp: int = -1
+    last_timestamp: int = -1
+
+    def commit_rate(self) -> float | None:
+        """Records per second between the first and last timestamp, when both are known."""
+        if self.first_timestamp < 0 or self.last_timestamp <= self.first_timestamp:
+            return None
+        return self.records / ((self.last_timestamp - self.first_timestamp) / 1000)
+
+
+_KEY_PREFIX = struct.Struct(">hh")
+
+
+def group_of_key(key: bytes | None) -> str | None:
+    """The group id a ``__consumer_offsets`` key starts with. Every key type (0-23) begins with
+    ``int16 type`` then the group id as a non-flexible ``string`` (docs/kafka-internals.md §2.2,
+    §2.6), so this needs no full decode."""
+    if key is None or len(key) < 4:
+        return None
+    _, length = _KEY_PREFIX.unpack_from(key)
+    if length < 0 or 4 + length > len(key):
+        return None
+    return key[4 : 4 + length].decode("utf-8", "replace")
+
+
+_INT16 = struct.Struct(">h")
+_INT64 = struct.Struct(">q")
+
+
+def commit_timestamp_of(key: bytes | None, value: bytes | None) -> int:
+    """The ``commitTimestamp`` of an offset-commit value (key types 0/1, value v0-v4), or -1.
+    Used for v0 messages, which carry no record timestamp (§2.3 field order)."""
+    if key is None or value is None or len(key) < 2 or len(value) < 10:
+        return -1
+    if _INT16.unpack_from(key)[0] not in (0, 1):
+        return -1
+    version = _INT16.unpack_from(value)[0]
+    pos = 2 + 8 + (4 if version >= 3 else 0)
+    if version <= 3:
+        if pos + 2 > len(value):
+            return -1
+        pos += 2 + max(_INT16.unpack_from(value, pos)[0], 0)
+    elif version == 4:
+        length, shift = 0, 0
+        while pos < len(value):
+            byte = value[pos]
+            pos += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        pos += max(length - 1, 0)
+    else:
+        return -1
+    return _INT64.unpack_from(value, pos)[0] if pos + 8 <= len(value) else -1
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionScan:
     partition: PartitionDir
@@ -72,6 +137,7 @@ class PartitionScan:
     errors: tuple[DecodeError, ...]
     records: int
     log_end_offset: int
+    writers: dict[str, GroupWrites] = field(default_factory=dict)
 
     @property
     def active(self) -> SegmentInfo:
@@ -102,6 +168,7 @@ def scan_partition(partition: PartitionDir) -> PartitionScan:
     errors: list[DecodeError] = []
     infos: list[SegmentInfo] = []
     txns = TransactionState()
+    writers: dict[str, GroupWrites] = {}
     total = 0
     for segment in partition.segments:
         largest = -1
@@ -121,6 +188,24 @@ def scan_partition(partition: PartitionDir) -> PartitionScan:
                 largest = max(largest, max(r.timestamp for r in batch.records))
                 last = max(last, batch.records[-1].offset)
             _track_transactions(batch, txns)
+            if not header.is_control and batch.records:
+                share = header.size / len(batch.records)
+                for record in batch.records:
+                    group = group_of_key(record.key)
+                    if group is None:
+                        continue
+                    w = writers.get(group)
+                    if w is None:
+                        w = writers[group] = GroupWrites()
+                    w.records += 1
+                    w.bytes += share
+                    ts = record.timestamp
+                    if ts < 0:
+                        ts = commit_timestamp_of(record.key, record.value)
+                    if ts >= 0:
+                        if w.first_timestamp < 0 or ts < w.first_timestamp:
+                            w.first_timestamp = ts
+                        w.last_timestamp = max(w.last_timestamp, ts)
         total += records
         infos.append(
             SegmentInfo(
@@ -137,7 +222,7 @@ def scan_partition(partition: PartitionDir) -> PartitionScan:
             )
         )
     log_end = infos[-1].next_offset if infos else 0
-    return PartitionScan(partition, tuple(infos), txns, tuple(errors), total, log_end)
+    return PartitionScan(partition, tuple(infos), txns, tuple(errors), total, log_end, writers)
 
 
 def _track_transactions(batch: Batch, txns: TransactionState) -> None:

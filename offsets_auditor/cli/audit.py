@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import fs
-from offsets_auditor.audit import DEFAULT_LOAD_BYTES_PER_SECOND, audit_log_dir, report_json
+from offsets_auditor.audit import audit_log_dir
+from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.checkpoints import parse_java_properties
 from offsets_auditor.cleaner.config import ConfigError, cleaner_config
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION

@@ -1,0 +1,164 @@
+"""The audit as one JSON document: the shape ``offsets-auditor audit --json`` prints and the
+Spark job publishes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from offsets_auditor.audit import BrokerAudit, PartitionAudit
+from offsets_auditor.cleaner.offset_map import OffsetMap
+from offsets_auditor.cleaner.passes import PassResult
+from offsets_auditor.findings import exit_status
+
+#: Assumed coordinator load rate when nothing better is known (bytes/s).
+DEFAULT_LOAD_BYTES_PER_SECOND = 50 * 1024 * 1024
+
+
+def report_json(
+    audits: list[BrokerAudit], load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
+) -> dict[str, Any]:
+    findings = [f for a in audits for f in a.findings]
+    return {
+        "kafka_version": str(audits[0].config.kafka_version) if audits else None,
+        "brokers": [broker_json(a) for a in audits],
+        "partitions": [partition_json(p, load_rate) for a in audits for p in a.partitions],
+        "findings": [f.to_dict() for f in findings],
+        "exit_status": exit_status(findings),
+    }
+
+
+def broker_json(a: BrokerAudit) -> dict[str, Any]:
+    c = a.config
+    return {
+        "broker_id": a.log_dir.broker_id,
+        "log_dir": str(a.log_dir.path),
+        "clean_shutdown": a.log_dir.clean_shutdown.present,
+        "cleaner": {
+            "enabled": c.enabled,
+            "threads": c.threads,
+            "dedupe_buffer_size": c.dedupe_buffer_size,
+            "load_factor": c.load_factor,
+            "memory_per_thread": c.memory_per_thread,
+            "capacity": OffsetMap(c.memory_per_thread, c.load_factor).max_desired,
+            "min_cleanable_ratio": c.min_cleanable_ratio,
+            "threads_that_die": a.thread_deaths,
+        },
+        "recommendation": None
+        if a.recommendation is None
+        else {
+            "log.cleaner.dedupe.buffer.size": a.recommendation.dedupe_buffer_size,
+            "entries_needed": a.recommendation.entries,
+            "possible": a.recommendation.possible,
+            "arithmetic": a.recommendation.arithmetic,
+        },
+    }
+
+
+def partition_json(p: PartitionAudit, load_rate: float) -> dict[str, Any]:
+    e = p.emulated
+    scan = e.scan
+    passes = p.passes
+    return {
+        "broker_id": p.broker_id,
+        "log_dir": p.log_dir,
+        "partition": e.partition.partition,
+        "name": p.name,
+        "size_bytes": scan.size_bytes,
+        "segment_count": len(scan.segments),
+        "records": scan.records,
+        "log_end_offset": scan.log_end_offset,
+        "cleaner_checkpoint": e.checkpoint,
+        "never_compacted": p.never_compacted,
+        "dirty_ratio": round(e.initial.ratio, 6),
+        "first_dirty_offset": e.first_dirty,
+        "first_uncleanable_offset": e.initial.first_uncleanable,
+        "uncleanable_because": e.initial.blocked_by,
+        "clean_bytes": e.initial.clean_bytes,
+        "cleanable_bytes": e.initial.cleanable_bytes,
+        "cleaner": {
+            "outcome": p.outcome.value,
+            "reason": p.reason,
+            "capacity": p.capacity,
+            "passes": len(passes),
+            "pass_end_offsets": [x.end_offset for x in passes],
+            "retained_records": passes[-1].end_records if passes else None,
+            "retained_bytes": passes[-1].end_bytes if passes else None,
+            "retained_bytes_exact": all(x.bytes_exact for x in passes) if passes else None,
+            "message": e.failure.message if e.failure else None,
+            "pass_details": [pass_json(x) for x in passes],
+        },
+        "recommendation": None
+        if p.advice is None
+        else {
+            "log.cleaner.dedupe.buffer.size": p.advice.dedupe_buffer_size,
+            "entries_needed": p.advice.entries,
+            "possible": p.advice.possible,
+            "arithmetic": p.advice.arithmetic,
+        },
+        "load_estimate": load_estimate(p, load_rate),
+        "space": {
+            "active_segment_bytes": scan.segments[-1].size,
+            "floor_bytes": e.size_after_cleaning,
+            "reclaimable_bytes": max(scan.size_bytes - e.size_after_cleaning, 0),
+        },
+        "top_writers": top_writers(p),
+    }
+
+
+def load_estimate(p: PartitionAudit, load_rate: float) -> dict[str, Any]:
+    """What a new leader reads before it serves this partition's groups: the whole log, from
+    its start to its end (``GroupMetadataManager.loadGroupsAndOffsets``)."""
+    size = p.scan.size_bytes
+    after = p.emulated.size_after_cleaning
+    return {
+        "bytes": size,
+        "records": p.scan.records,
+        "seconds": round(size / load_rate, 3),
+        "bytes_after_cleaning": after,
+        "seconds_after_cleaning": round(after / load_rate, 3),
+        "basis": f"reading the whole partition at {load_rate / 1048576:,.1f} MiB/s (assumed;"
+        " calibrate with restart-progress on this broker's own load times)",
+    }
+
+
+def top_writers(p: PartitionAudit, limit: int = 5) -> list[dict[str, Any]]:
+    """The groups writing most of the partition, by bytes (their share of each batch)."""
+    writers = p.scan.writers
+    total = sum(w.bytes for w in writers.values()) or 1.0
+    ranked = sorted(writers.items(), key=lambda kv: -kv[1].bytes)[:limit]
+    result = []
+    for group, w in ranked:
+        rate = w.commit_rate()
+        result.append(
+            {
+                "group": group,
+                "records": w.records,
+                "bytes": int(w.bytes),
+                "share": round(w.bytes / total, 4),
+                "commits_per_second": None if rate is None else round(rate, 3),
+            }
+        )
+    return result
+
+
+def pass_json(x: PassResult) -> dict[str, Any]:
+    return {
+        "start_offset": x.start_offset,
+        "end_offset": x.end_offset,
+        "upper_bound": x.upper_bound,
+        "segments": x.segments,
+        "map_entries": x.map_entries,
+        "map_full": x.map_full,
+        "buffer_utilization": round(x.utilization, 6),
+        "start_records": x.start_records,
+        "start_bytes": x.start_bytes,
+        "end_records": x.end_records,
+        "end_bytes": x.end_bytes,
+        "tombstones_kept": x.tombstones_kept,
+        "tombstones_dropped": x.tombstones_dropped,
+        "aborted_records_dropped": x.aborted_dropped,
+        "markers_dropped": x.markers_dropped,
+        "keyless_dropped": x.invalid_dropped,
+        "delete_horizon_ms": x.delete_horizon_ms,
+        "log_lines": list(x.log_lines),
+    }

@@ -1,0 +1,96 @@
+"""The other known reasons a partition does not compact, or costs its coordinator dearly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from offsets_auditor.cleaner import behaviour
+from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.partition_scan import PartitionScan
+from offsets_auditor.findings import Finding, Severity
+
+INT_MAX = 2**31 - 1
+
+
+def offset_overflow_findings(scan: PartitionScan, config: CleanerConfig) -> list[Finding]:
+    """KAFKA-5413 / KAFKA-6264: offset indexes store ``offset - baseOffset`` as an int32, so a
+    segment spanning more than Int.MaxValue offsets cannot be cleaned into one segment. Before
+    2.0 the cleaner thread dies on it ("largest offset in message set can not be safely
+    converted to relative offset"); 2.0+ splits the segment first."""
+    found = []
+    fixed = config.kafka_version.at_least("2.0.0")
+    for seg in scan.segments:
+        span = seg.next_offset - 1 - seg.base_offset
+        if span > INT_MAX:
+            found.append(
+                Finding(
+                    kind="segment-offset-overflow",
+                    severity=Severity.WARNING if fixed else Severity.CRITICAL,
+                    detail=f"segment {seg.file} spans {span:,} offsets, more than a relative offset"
+                    " index can hold (Int.MaxValue); "
+                    + (
+                        "Kafka 2.0+ splits it before cleaning (KAFKA-6264)"
+                        if fixed
+                        else "the cleaner thread dies on it before 2.0 (KAFKA-5413/KAFKA-6264)"
+                    ),
+                    file=f"{scan.partition.name}/{seg.file}",
+                    partition=scan.partition.name,
+                )
+            )
+    return found
+
+
+def hanging_transaction_findings(
+    scan: PartitionScan, config: CleanerConfig, pinned_by_transaction: bool
+) -> list[Finding]:
+    """An open transaction pins the last stable offset: nothing from its first offset on is
+    cleaned until it commits or aborts (0.11+ ``LogCleanerManager.cleanableOffsets``)."""
+    if not behaviour.reads_transactions(config.kafka_version):
+        return []
+    found = []
+    for pid, first in sorted(scan.transactions.ongoing.items(), key=lambda kv: kv[1]):
+        pinned = sum(s.size for s in scan.segments if s.base_offset >= first)
+        found.append(
+            Finding(
+                kind="hanging-transaction",
+                severity=Severity.CRITICAL if pinned_by_transaction else Severity.WARNING,
+                detail=f"producer {pid} has had a transaction open since offset {first} with no"
+                f" COMMIT/ABORT marker: the cleaner stops there, pinning {pinned:,} bytes; abort"
+                " it (kafka-transactions.sh --abort, Kafka 3.0+) or wait for"
+                " transaction.timeout.ms",
+                partition=scan.partition.name,
+            )
+        )
+    return found
+
+
+class _Sized(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def size_and_top_writer(self) -> tuple[int, str | None, float]: ...
+
+
+def skew_findings(partitions: Sequence[_Sized], factor: int = 10) -> list[Finding]:
+    """A partition ``factor`` times the median size means a few groups dominate its
+    coordinator (and its load time after a failover)."""
+    measured = [(p.name, *p.size_and_top_writer()) for p in partitions]
+    sizes = sorted(m[1] for m in measured)
+    if len(sizes) < 2:
+        return []
+    median = sizes[len(sizes) // 2] or 1
+    found = []
+    for name, size, group, share in measured:
+        if size >= factor * median and size > 1024 * 1024:
+            who = f"; group {group} writes {share:.0%} of it" if group else ""
+            found.append(
+                Finding(
+                    kind="partition-skew",
+                    severity=Severity.WARNING,
+                    detail=f"{name} holds {size:,} bytes, {size / median:.0f}x the median offsets"
+                    f" partition{who}",
+                    partition=name,
+                )
+            )
+    return found
