@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from offsets_auditor.checkpoints import (
     java_whitespace_split,
@@ -107,6 +109,8 @@ ERROR_CASES = [
     # 5. 0.10.0.1 OffsetCheckpoint: s"...: $line'" (the stray quote is in the source) and
     #    NumberFormatException caught and reported as a malformed line.
     ("0.10.0.1", "0\n1\nfoo x 3\n", ["Malformed line in offset checkpoint file: foo x 3'"]),
+    #    ...and offsets is still a mutable.Map: duplicates count once.
+    ("0.10.0.1", "0\n2\nfoo 0 1\nfoo 0 2\n", ["Expected 2 entries but found only 1"]),
     # 6. 2.3.0 CheckpointFile.scala: path in parentheses, stray quote; entries is a Buffer so
     #    the duplicate counts twice and there is no mismatch.
     ("2.3.0", "0\n1\nfoo 0\n", [f"Malformed line in checkpoint file ({LOC}): foo 0'"]),
@@ -223,3 +227,30 @@ def test_clean_shutdown_content() -> None:
     assert (
         broken.broker_epoch is None and broken.findings[0].kind == "malformed-clean-shutdown-file"
     )
+
+
+# --- bad input is normal input ---------------------------------------------------------------
+
+_CHECKPOINTISH = st.lists(
+    st.one_of(
+        st.sampled_from(["0", "1", "2", "t 0 5", "t  1\t7", " x 1 2", "a b c", "", "+3", "-1"]),
+        st.text(max_size=12),
+    ),
+    max_size=6,
+).map(lambda lines: "\n".join(lines))
+
+
+@given(
+    text=_CHECKPOINTISH, version=st.sampled_from(["0.9.0.1", "0.10.2.0", "2.3.0", "2.6.0", "3.9"])
+)
+def test_checkpoint_parser_never_raises(text: str, version: str) -> None:
+    parsed = parse_offset_checkpoint(text, version=KafkaVersion.parse(version), location=LOC)
+    # every finding is a malformed-checkpoint with a position inside the text
+    assert all(0 <= (f.position or 0) <= len(text) for f in parsed.findings)
+    assert all(f.kind == "malformed-checkpoint" for f in parsed.findings)
+
+
+@given(data=st.binary(max_size=200))
+def test_meta_properties_never_raises(data: bytes) -> None:
+    parse_meta_properties(data)
+    parse_clean_shutdown(data)

@@ -14,7 +14,9 @@ _BEGIN = re.compile(r"Cleaner (\d+): Beginning cleaning of log (\S+)\.")
 _BUILD = re.compile(
     r"Cleaner (\d+): Building offset map for log (\S+) for (\d+) segments in offset range \[(\d+), (\d+)\)\."
 )
-_BANNER = re.compile(r"Log cleaner thread (\d+) cleaned log (\S+) \(dirty section = \[(\d+), (\d+)\]\)")
+_BANNER = re.compile(
+    r"Log cleaner thread (\d+) cleaned log (\S+) \(dirty section = \[(\d+), (\d+)\]\)"
+)
 _UTIL = re.compile(r"Buffer utilization: ([\d.]+)%")
 _START = re.compile(r"Start size: ([\d.,]+) MB \(([\d,]+) messages\)")
 _END = re.compile(r"End size: ([\d.,]+) MB \(([\d,]+) messages\)")

@@ -1,0 +1,472 @@
+"""An immutable model of one broker log dir, built read-only through :mod:`offsets_auditor.fs`.
+
+What the broker finds at startup (0.9.0.1 ``core/src/main/scala/kafka/log/LogManager.scala``
+``loadLogs`` and ``Log.loadSegments``; 2.3.0 ``LogManager.loadLogs``/``Log.loadSegmentFiles``;
+3.9.0-rc3 ``core/.../log/LogLoader.scala``), as data:
+
+- at the root: ``meta.properties``, the four offset checkpoints, ``.kafka_cleanshutdown``, and
+  one directory per partition. ``Log.parseTopicPartitionName`` splits a directory name at its
+  last ``-``; names ending ``-delete``/``-future`` (2.3.0 ``Log.DeleteDirPattern``) or ``-stray``
+  (3.9.0-rc3 ``LocalLog.StrayDirPattern``) are ``topic-partition.uniqueId-suffix``. A directory
+  that does not parse makes the broker fail to load the log dir, so it is reported as critical.
+- in a partition dir: segments ``<base offset>.log`` (the name up to the first ``.`` is the base
+  offset, ``Log.offsetFromFileName``) with ``.index``, ``.timeindex`` (0.10.1+) and ``.txnindex``
+  (0.11+); producer snapshots ``<offset>.snapshot`` (0.11+); ``leader-epoch-checkpoint``
+  (0.11+); and files the broker deletes or completes at startup: ``.deleted``, ``.cleaned``,
+  ``.swap`` and index files with no ``.log`` ("Found an orphaned index file").
+- the broker refuses a partition dir holding a file it cannot read (``Could not read file``,
+  ``Log.loadSegments`` in 0.9.0.1, ``removeTempFilesAndCollectSwapFiles`` in 2.3.0).
+
+Nothing here raises on bad input: problems are findings on the model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from offsets_auditor import fs
+from offsets_auditor.checkpoints import (
+    CLEAN_SHUTDOWN_FILE,
+    LEADER_EPOCH_CHECKPOINT,
+    META_PROPERTIES,
+    CheckpointFileName,
+    CleanShutdownContent,
+    LeaderEpochCheckpoint,
+    MetaProperties,
+    OffsetCheckpoint,
+    parse_clean_shutdown,
+    parse_leader_epoch_checkpoint,
+    parse_meta_properties,
+    parse_offset_checkpoint,
+)
+from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
+
+OFFSETS_TOPIC = "__consumer_offsets"
+#: Checkpoints and markers are tiny; anything bigger is not what the broker wrote.
+_SMALL_TEXT_LIMIT = 16 * 1024 * 1024
+_SEGMENT_FILE = re.compile(r"^(\d+)\.(log|index|timeindex|txnindex|snapshot)$", re.ASCII)
+_LEFTOVER = re.compile(r"\.(deleted|cleaned|swap)$")
+_SUFFIXED_DIR = re.compile(r"^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$")
+_ROOT_FILES = {
+    META_PROPERTIES,
+    CLEAN_SHUTDOWN_FILE,
+    ".lock",
+    *(name.value for name in CheckpointFileName),
+}
+#: Not partitions: 3.9.0-rc3 ``LogManager.loadLogs`` skips ``RemoteIndexCache.DIR_NAME``.
+_ROOT_DIRS = {"remote-log-index-cache"}
+_PARTITION_FILES = {LEADER_EPOCH_CHECKPOINT, "partition.metadata"}
+_MAX_LONG = 2**63 - 1
+_SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
+
+
+class DirState(StrEnum):
+    """What a partition directory's name says about it."""
+
+    LIVE = "live"
+    DELETE = "delete"  # topic-partition.uniqueId-delete: deletion in progress
+    FUTURE = "future"  # topic-partition.uniqueId-future: replica moving between log dirs
+    STRAY = "stray"  # topic-partition.uniqueId-stray (3.x KRaft)
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """A file in a partition dir: its name (surrogate-escaped if not UTF-8), size, mtime."""
+
+    name: str
+    size: int
+    mtime_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A live segment: ``<base>.log`` and whichever of its index files exist."""
+
+    base_offset: int
+    log: FileEntry
+    index: FileEntry | None
+    time_index: FileEntry | None
+    txn_index: FileEntry | None
+
+
+class LeftoverKind(StrEnum):
+    DELETED = "deleted"  # scheduled for async deletion; deleted at startup
+    CLEANED = "cleaned"  # cleaner output never swapped in; deleted at startup
+    SWAP = "swap"  # interrupted swap; completed (or, 2.x, dropped) at startup
+    ORPHAN_INDEX = "orphan-index"  # index with no .log; deleted at startup
+
+
+@dataclass(frozen=True, slots=True)
+class Leftover:
+    """A file that is not part of a live segment and that the broker removes or completes at
+    startup."""
+
+    file: FileEntry
+    kind: LeftoverKind
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerSnapshot:
+    offset: int
+    file: FileEntry
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDir:
+    """One partition directory. ``segments`` are sorted by base offset. ``name`` is printable
+    (non-UTF-8 bytes escaped); ``path`` is the real path to read through."""
+
+    name: str
+    path: Path
+    topic: str
+    partition: int
+    state: DirState
+    segments: tuple[Segment, ...]
+    snapshots: tuple[ProducerSnapshot, ...]
+    leftovers: tuple[Leftover, ...]
+    leader_epoch_checkpoint: LeaderEpochCheckpoint | None
+    other_files: tuple[FileEntry, ...]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(s.log.size for s in self.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class CleanShutdown:
+    """The ``.kafka_cleanshutdown`` marker: ``present`` decides whether the broker recovers."""
+
+    present: bool
+    content: CleanShutdownContent | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogDir:
+    """Everything read from one log dir. Checkpoints are ``None`` when the file is absent (an
+    absent cleaner checkpoint means nothing was ever cleaned here; present but empty is not
+    the same)."""
+
+    path: Path
+    meta: MetaProperties | None
+    cleaner_checkpoint: OffsetCheckpoint | None
+    recovery_point_checkpoint: OffsetCheckpoint | None
+    replication_checkpoint: OffsetCheckpoint | None
+    log_start_checkpoint: OffsetCheckpoint | None
+    clean_shutdown: CleanShutdown
+    partitions: tuple[PartitionDir, ...]
+    findings: tuple[Finding, ...] = field(default=())
+
+    @property
+    def broker_id(self) -> int | None:
+        return None if self.meta is None else self.meta.broker_id
+
+    @property
+    def cluster_id(self) -> str | None:
+        return None if self.meta is None else self.meta.cluster_id
+
+    def partition(self, name: str) -> PartitionDir | None:
+        return next((p for p in self.partitions if p.name == name), None)
+
+
+def offsets_partitions(logdir: LogDir) -> tuple[PartitionDir, ...]:
+    """The live ``__consumer_offsets-N`` partitions, by partition number."""
+    found = [p for p in logdir.partitions if p.topic == OFFSETS_TOPIC and p.state is DirState.LIVE]
+    return tuple(sorted(found, key=lambda p: p.partition))
+
+
+def parse_partition_dir_name(name: str) -> tuple[str, int, DirState] | None:
+    """``Log.parseTopicPartitionName`` (2.3.0 ``Log.scala``; 3.9.0-rc3 ``LocalLog.scala``):
+    ``None`` where the broker throws "... is not in the form of topic-partition ..."."""
+    state = DirState.LIVE
+    base = name
+    for candidate in (DirState.DELETE, DirState.FUTURE, DirState.STRAY):
+        if name.endswith("-" + candidate.value):
+            if _SUFFIXED_DIR.match(name) is None:
+                return None
+            state = candidate
+            base = name[: name.rindex(".")]
+            break
+    if "-" not in base:
+        return None
+    topic, _, number = base.rpartition("-")
+    if not topic or re.fullmatch(r"[+-]?\d+", number) is None:
+        return None
+    partition = int(number)
+    if not -(2**31) <= partition < 2**31:
+        return None
+    return topic, partition, state
+
+
+def _display(name: str) -> str:
+    """A name as it can be shown: non-UTF-8 bytes as ``repr`` escapes."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return repr(os.fsencode(name))[2:-1]
+    return name
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _Reader:
+    """Collects findings while reading one log dir (one instance per call, no global state)."""
+
+    def __init__(self, root: Path, version: KafkaVersion) -> None:
+        self.root = root
+        self.version = version
+        self.findings: list[Finding] = []
+
+    def note(
+        self,
+        kind: str,
+        severity: Severity,
+        detail: str,
+        *,
+        file: str | None = None,
+        partition: str | None = None,
+    ) -> None:
+        self.findings.append(Finding(kind, severity, detail, file=file, partition=partition))
+
+    def read_text_file(
+        self, path: Path, relative: str, partition: str | None = None
+    ) -> bytes | None:
+        try:
+            return fs.read_small_file(path, limit=_SMALL_TEXT_LIMIT)
+        except (OSError, ValueError) as error:
+            self.note(
+                "unreadable-file",
+                Severity.WARNING,
+                f"cannot read {relative}: {error}",
+                file=relative,
+                partition=partition,
+            )
+            return None
+
+    def checkpoint(self, name: CheckpointFileName, present: set[str]) -> OffsetCheckpoint | None:
+        if name.value not in present:
+            return None
+        data = self.read_text_file(self.root / name.value, name.value)
+        if data is None:
+            return None
+        return parse_offset_checkpoint(
+            data.decode("utf-8", errors="replace"),
+            version=self.version,
+            location=str(self.root / name.value),
+            file=name.value,
+        )
+
+    def readable(self, path: Path, relative: str, partition: str) -> bool:
+        try:
+            fs.ReadOnlyFile(path).close()
+        except OSError as error:
+            self.note(
+                "unreadable-file",
+                Severity.CRITICAL,
+                f"Could not read file {path} ({error.strerror}): an IOException at log load "
+                "(0.9.0.1 Log.loadSegments: the broker fails to start; 2.3.0 "
+                "LogManager.loadLogs: the whole log dir goes offline)",
+                file=relative,
+                partition=partition,
+            )
+            return False
+        return True
+
+
+def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
+    """Read one log dir (a broker's ``log.dirs`` entry, or a copy of it).
+
+    ``version`` selects the broker's wording in checkpoint findings (default: the package's
+    default Kafka version). Never raises for bad content; a ``path`` that cannot be listed gives
+    an empty model with an ``unreadable-file`` finding.
+    """
+    reader = _Reader(path, version or KafkaVersion.parse(DEFAULT_KAFKA_VERSION))
+    try:
+        entries = fs.list_dir(path)
+    except OSError as error:
+        reader.note("unreadable-file", Severity.CRITICAL, f"cannot list {path}: {error}")
+        return LogDir(
+            path, None, None, None, None, None, CleanShutdown(False), (), tuple(reader.findings)
+        )
+    files = {e.name: e for e in entries if not e.is_dir}
+    present = set(files)
+
+    meta = None
+    if META_PROPERTIES in present:
+        data = reader.read_text_file(path / META_PROPERTIES, META_PROPERTIES)
+        if data is not None:
+            meta = parse_meta_properties(data)
+            reader.findings.extend(meta.findings)
+    else:
+        reader.note("missing-file", Severity.INFO, f"no {META_PROPERTIES}", file=META_PROPERTIES)
+
+    shutdown = CleanShutdown(False)
+    if CLEAN_SHUTDOWN_FILE in present:
+        data = reader.read_text_file(path / CLEAN_SHUTDOWN_FILE, CLEAN_SHUTDOWN_FILE)
+        content = None if data is None else parse_clean_shutdown(data)
+        if content is not None:
+            reader.findings.extend(content.findings)
+        shutdown = CleanShutdown(True, content)
+
+    checkpoints = {name: reader.checkpoint(name, present) for name in CheckpointFileName}
+    for name in (CheckpointFileName.RECOVERY_POINT, CheckpointFileName.REPLICATION):
+        if name.value not in present:
+            reader.note(
+                "missing-checkpoint",
+                Severity.INFO,
+                f"no {name.value}: the broker treats every partition here as at offset 0",
+                file=name.value,
+            )
+    for checkpoint in checkpoints.values():
+        if checkpoint is not None:
+            reader.findings.extend(checkpoint.findings)
+
+    for file_name in files:
+        if file_name not in _ROOT_FILES and not file_name.endswith(".tmp"):
+            reader.note(
+                "unexpected-file",
+                Severity.INFO,
+                f"unexpected file {_display(file_name)} at the root of the log dir",
+                file=_display(file_name),
+            )
+
+    partitions = []
+    for entry in entries:
+        if not entry.is_dir or entry.name in _ROOT_DIRS:
+            continue
+        shown = _display(entry.name)
+        # The JVM decodes file names as UTF-8 with replacement, then parses them.
+        parsed = parse_partition_dir_name(os.fsencode(entry.name).decode("utf-8", "replace"))
+        if not _is_utf8(entry.name):
+            reader.note(
+                "unexpected-file",
+                Severity.WARNING,
+                f"directory name {shown} is not valid UTF-8",
+                file=shown,
+            )
+        if parsed is None:
+            reader.note(
+                "unexpected-file",
+                Severity.CRITICAL,
+                f"directory {shown} is not in the form of topic-partition or "
+                "topic-partition.uniqueId-delete: the broker fails to load this log dir",
+                file=shown,
+            )
+            continue
+        partitions.append(_read_partition(reader, entry, *parsed))
+    partitions.sort(key=lambda p: (p.topic, p.partition, p.state.value, p.name))
+    return LogDir(
+        path=path,
+        meta=meta,
+        cleaner_checkpoint=checkpoints[CheckpointFileName.CLEANER],
+        recovery_point_checkpoint=checkpoints[CheckpointFileName.RECOVERY_POINT],
+        replication_checkpoint=checkpoints[CheckpointFileName.REPLICATION],
+        log_start_checkpoint=checkpoints[CheckpointFileName.LOG_START],
+        clean_shutdown=shutdown,
+        partitions=tuple(partitions),
+        findings=tuple(reader.findings),
+    )
+
+
+def _read_partition(
+    reader: _Reader, entry: fs.FileInfo, topic: str, partition: int, state: DirState
+) -> PartitionDir:
+    name = _display(entry.name)
+    try:
+        listing = fs.list_dir(entry.path)
+    except OSError as error:
+        reader.note(
+            "unreadable-file",
+            Severity.CRITICAL,
+            f"cannot list {name}: {error}",
+            file=name,
+            partition=name,
+        )
+        listing = []
+    by_kind: dict[str, dict[int, FileEntry]] = {
+        k: {} for k in ("log", "index", "timeindex", "txnindex", "snapshot")
+    }
+    leftovers: list[Leftover] = []
+    others: list[FileEntry] = []
+    epochs = None
+    for info in listing:
+        relative = f"{name}/{_display(info.name)}"
+        if info.is_dir:
+            reader.note(
+                "unexpected-file",
+                Severity.INFO,
+                f"unexpected directory {relative}",
+                file=relative,
+                partition=name,
+            )
+            continue
+        readable = reader.readable(info.path, relative, name)
+        item = FileEntry(_display(info.name), info.size, info.mtime_ms)
+        match = _SEGMENT_FILE.match(info.name)
+        leftover = _LEFTOVER.search(info.name)
+        if match is not None and int(match.group(1)) <= _MAX_LONG:
+            by_kind[match.group(2)][int(match.group(1))] = item
+        elif leftover is not None:
+            leftovers.append(Leftover(item, LeftoverKind(leftover.group(1))))
+        elif info.name == LEADER_EPOCH_CHECKPOINT:
+            data = reader.read_text_file(info.path, relative, name) if readable else None
+            if data is not None:
+                epochs = parse_leader_epoch_checkpoint(
+                    data.decode("utf-8", errors="replace"),
+                    version=reader.version,
+                    location=str(info.path),
+                    file=relative,
+                    partition=name,
+                )
+                reader.findings.extend(epochs.findings)
+        else:
+            others.append(item)
+            if info.name not in _PARTITION_FILES and not info.name.endswith(".tmp"):
+                looks_like_segment = info.name.endswith(_SEGMENT_SUFFIXES)
+                reader.note(
+                    "unexpected-file",
+                    Severity.WARNING if looks_like_segment else Severity.INFO,
+                    f"unexpected file {relative}"
+                    + (": not a <base offset>.<suffix> segment name" if looks_like_segment else ""),
+                    file=relative,
+                    partition=name,
+                )
+    logs = by_kind["log"]
+    segments = tuple(
+        Segment(
+            base,
+            logs[base],
+            by_kind["index"].get(base),
+            by_kind["timeindex"].get(base),
+            by_kind["txnindex"].get(base),
+        )
+        for base in sorted(logs)
+    )
+    for kind in ("index", "timeindex", "txnindex"):
+        for base, item in by_kind[kind].items():
+            if base not in logs:
+                leftovers.append(Leftover(item, LeftoverKind.ORPHAN_INDEX))
+    leftovers.sort(key=lambda left: left.file.name)
+    snapshots = tuple(ProducerSnapshot(o, f) for o, f in sorted(by_kind["snapshot"].items()))
+    return PartitionDir(
+        name=name,
+        path=entry.path,
+        topic=topic,
+        partition=partition,
+        state=state,
+        segments=segments,
+        snapshots=snapshots,
+        leftovers=tuple(leftovers),
+        leader_epoch_checkpoint=epochs,
+        other_files=tuple(others),
+    )
