@@ -95,12 +95,12 @@ def run_with(
     except ValueError as e:
         print(f"{NAME}: {e}", file=err)
         return 2
+    if args.follow and not args.interval > 0:
+        print(f"{NAME}: --interval must be a positive number of seconds", file=err)
+        return 2
     totals = read_log_dir_totals(args.log_dirs) if args.log_dirs else None
-    fold = ProgressFold(
-        kafka_version=None if version is None else str(version),
-        totals=totals,
-    )
-    feeder = LineFeeder(fold, patterns_for(version))
+    fold = ProgressFold(None if version is None else str(version), totals, patterns_for(version))
+    feeder = LineFeeder(fold)
     server_log: Path = args.server_log
     show: Callable[[Update], None] = (
         (lambda u: _print_json(u, server_log, out))
@@ -142,6 +142,8 @@ def _print_json(update: Update, server_log: Path, out: TextIO) -> None:
 
 
 def _print_text(update: Update, server_log: Path, out: TextIO) -> None:
+    if update.number > 1:
+        out.write("\n")
     out.write(render_text(update.progress, server_log, update) + "\n")
     out.flush()
 
@@ -170,6 +172,15 @@ def _duration(seconds: float | None) -> str:
 def render_text(progress: RestartProgress, server_log: Path, update: Update | None = None) -> str:
     """The human report of one :class:`RestartProgress`."""
     p = progress
+    took = []
+    if p.loading_duration_ms is not None:
+        took.append(f"broker: {p.loading_duration_ms} ms")
+    if p.loading_elapsed_ms is not None:
+        took.append(f"{p.loading_elapsed_ms} ms by timestamps")
+    partitions = _of(p.partitions_loaded, p.partitions_total, p.partitions_total_source)
+    if p.partitions_failed:
+        partitions += f", {p.partitions_failed} failed"
+    segments = _of(p.segments_recovered, p.segments_to_recover, p.segments_to_recover_source)
     lines = [
         f"restart-progress {server_log}"
         + (f" (update {update.number}, {update.lines_read} lines read)" if update else ""),
@@ -182,16 +193,13 @@ def render_text(progress: RestartProgress, server_log: Path, update: Update | No
         + (f"; log says {p.kafka_version_seen}" if p.kafka_version_seen else ""),
         "log loading:",
         f"  'Loading logs': {_time(p, 'loading_started_at')}; complete: "
-        f"{_time(p, 'loading_completed_at')}"
-        + (f" (broker: {p.loading_duration_ms} ms)" if p.loading_duration_ms is not None else ""),
-        f"  partitions loaded: {_of(p.partitions_loaded, p.partitions_total, p.partitions_total_source)}"  # noqa: E501
-        + (f", {p.partitions_failed} failed" if p.partitions_failed else ""),
-        f"  segments recovered (recovery begun): "
-        f"{_of(p.segments_recovered, p.segments_to_recover, p.segments_to_recover_source)}",
+        f"{_time(p, 'loading_completed_at')}" + (f" ({'; '.join(took)})" if took else ""),
+        f"  partitions loaded: {partitions}",
+        f"  segments recovered (recovery begun): {segments}",
         f"  index files rebuilt: {p.index_files_rebuilt}",
     ]
     for rebuild in p.index_rebuilds:
-        lines.append(f"    {rebuild.partition}: {rebuild.reason} {rebuild.file}")
+        lines.append(f"    {rebuild.partition}: {rebuild.reason} index ({rebuild.file})")
     loads = p.coordinator_loads
     lines.append("group coordinator (__consumer_offsets):")
     lines.append(
@@ -206,13 +214,13 @@ def render_text(progress: RestartProgress, server_log: Path, update: Update | No
     )
     for load in loads:
         if load.done:
-            took = "failed" if load.failed else f"{load.load_ms} ms"
+            state = "failed" if load.failed else f"{load.load_ms} ms"
             if load.scheduler_ms:
-                took += f" ({load.scheduler_ms} ms in the scheduler)"
+                state += f" ({load.scheduler_ms} ms in the scheduler)"
         else:
-            took = "loading" if load.start_is_schedule is False else "scheduled"
+            state = "loading" if load.start_is_schedule is False else "scheduled"
         size = f", {load.bytes} bytes ({load.bytes_source})" if load.bytes is not None else ""
-        lines.append(f"    __consumer_offsets-{load.partition}: {took}{size}")
+        lines.append(f"    __consumer_offsets-{load.partition}: {state}{size}")
     lines.append("estimates:")
     if not p.estimates:
         lines.append(
@@ -223,7 +231,7 @@ def render_text(progress: RestartProgress, server_log: Path, update: Update | No
     for estimate in p.estimates:
         lines.append(
             f"  {estimate.phase}: {_duration(estimate.seconds)} for {estimate.remaining:g} "
-            f"{estimate.unit} left"
+            f"{estimate.unit} left (as of the last line)"
         )
         lines.append(f"    basis: {estimate.basis}")
     for note in p.notes:

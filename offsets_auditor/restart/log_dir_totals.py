@@ -1,0 +1,167 @@
+"""What a broker's log dirs say a restart has to do: the denominators of restart progress.
+
+Read before (or while) the broker loads them, with a directory listing and two small reads per
+log dir, all through :mod:`offsets_auditor.fs` (read-only):
+
+- partitions: every sub-directory of a log dir, which is what ``LogManager.loadLogs`` loads (it
+  lists ``dir.listFiles`` and keeps directories; 3.x skips ``remote-log-index-cache`` and the KRaft
+  ``__cluster_metadata`` log, which the raft layer loads instead);
+- segments to recover: without the clean-shutdown marker ``.kafka_cleanshutdown``, ``recoverLog``
+  recovers ``logSegments(recoveryPoint, Long.MaxValue)``: the segment holding the partition's
+  recovery point (``floorKey``) and every later one, or all segments when none starts at or
+  below it (0.9 ``Log.scala``, 2.3 ``Log.scala``, 3.9 ``LogLoader.scala`` + ``LogSegments.java``).
+  A partition missing from ``recovery-point-offset-checkpoint`` recovers from offset 0.
+- ``__consumer_offsets`` partitions and their bytes: what the group coordinator would read.
+
+This module does not depend on the log-dir reader (``offsets_auditor.logdir``): it needs only
+names, sizes and the recovery-point checkpoint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from offsets_auditor import fs
+from offsets_auditor.restart.log_lines import OFFSETS_TOPIC
+
+#: The marker a clean shutdown leaves in each log dir (``Log.CleanShutdownFile``).
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+#: Directories ``LogManager.loadLogs`` skips (3.x).
+NOT_LOADED_DIRS = frozenset({"remote-log-index-cache", "__cluster_metadata-0"})
+
+_SEGMENT = re.compile(r"^(\d{20})\.log$")
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDir:
+    """One partition directory: its name, segment base offsets, bytes of its ``.log`` files and
+    how many segments the broker recovers after an unclean shutdown."""
+
+    name: str
+    segment_bases: tuple[int, ...]
+    log_bytes: int
+    recovery_point: int
+    segments_to_recover: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirTotals:
+    """The totals of one or more log dirs. ``clean_shutdown`` is per log dir."""
+
+    log_dirs: tuple[str, ...]
+    partitions: tuple[PartitionDir, ...]
+    clean_shutdown: dict[str, bool] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.partitions)
+
+    @property
+    def segment_count(self) -> int:
+        return sum(len(p.segment_bases) for p in self.partitions)
+
+    @property
+    def segments_to_recover(self) -> int:
+        return sum(p.segments_to_recover for p in self.partitions)
+
+    def offsets_partition_bytes(self) -> dict[int, int]:
+        """``__consumer_offsets`` partition number -> bytes of its ``.log`` segments."""
+        sizes: dict[int, int] = {}
+        for p in self.partitions:
+            match = _PARTITION_DIR.match(p.name)
+            if match is not None and match["topic"] == OFFSETS_TOPIC:
+                sizes[int(match["partition"])] = sizes.get(int(match["partition"]), 0) + p.log_bytes
+        return sizes
+
+
+def parse_recovery_points(text: str) -> dict[str, int]:
+    """``recovery-point-offset-checkpoint`` (``OffsetCheckpoint``: a version line ``0``, a count
+    line, then ``topic partition offset`` lines) -> ``{"topic-partition": offset}``.
+
+    Lines that do not parse are skipped: a torn checkpoint leaves the broker to recover from 0
+    ("Resetting the recovery checkpoint to 0"), which is what a missing entry means here too.
+    """
+    lines = text.splitlines()
+    if len(lines) < 2 or lines[0].strip() != "0":
+        return {}
+    points: dict[str, int] = {}
+    for line in lines[2:]:
+        parts = line.split()
+        if len(parts) != 3 or not parts[1].isdigit():
+            continue
+        try:
+            points[f"{parts[0]}-{parts[1]}"] = int(parts[2])
+        except ValueError:
+            continue
+    return points
+
+
+def segments_to_recover(bases: Sequence[int], recovery_point: int) -> int:
+    """How many of ``bases`` (sorted segment base offsets) ``recoverLog`` visits: the segment
+    holding ``recovery_point`` (``floorKey``) and all later ones; all if none is at or below."""
+    floor = None
+    for base in bases:
+        if base <= recovery_point:
+            floor = base
+    if floor is None:
+        return len(bases)
+    return sum(1 for base in bases if base >= floor)
+
+
+def read_log_dir_totals(log_dirs: Sequence[Path]) -> LogDirTotals:
+    """List each log dir (read-only). Unreadable entries become ``problems``, not exceptions."""
+    partitions: list[PartitionDir] = []
+    clean: dict[str, bool] = {}
+    problems: list[str] = []
+    for log_dir in log_dirs:
+        try:
+            entries = fs.list_dir(log_dir)
+        except OSError as e:
+            problems.append(f"{log_dir}: cannot list: {e.strerror or e}")
+            continue
+        names = {e.name for e in entries}
+        is_clean = CLEAN_SHUTDOWN_FILE in names
+        clean[str(log_dir)] = is_clean
+        points: dict[str, int] = {}
+        if RECOVERY_POINT_CHECKPOINT in names:
+            try:
+                raw = fs.read_small_file(log_dir / RECOVERY_POINT_CHECKPOINT, limit=1 << 24)
+                points = parse_recovery_points(raw.decode("utf-8", errors="replace"))
+            except (OSError, ValueError) as e:
+                problems.append(f"{log_dir / RECOVERY_POINT_CHECKPOINT}: {e}")
+        for entry in entries:
+            if not entry.is_dir or entry.name in NOT_LOADED_DIRS:
+                continue
+            try:
+                files = fs.list_dir(entry.path)
+            except OSError as e:
+                problems.append(f"{entry.path}: cannot list: {e.strerror or e}")
+                files = []
+            segments = sorted(
+                (int(m.group(1)), f.size)
+                for f in files
+                if not f.is_dir and (m := _SEGMENT.match(f.name)) is not None
+            )
+            bases = tuple(base for base, _ in segments)
+            point = points.get(entry.name, 0)
+            partitions.append(
+                PartitionDir(
+                    name=entry.name,
+                    segment_bases=bases,
+                    log_bytes=sum(size for _, size in segments),
+                    recovery_point=point,
+                    segments_to_recover=0 if is_clean else segments_to_recover(bases, point),
+                )
+            )
+    return LogDirTotals(
+        log_dirs=tuple(str(d) for d in log_dirs),
+        partitions=tuple(partitions),
+        clean_shutdown=clean,
+        problems=tuple(problems),
+    )
