@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml setup.py
 
 demo: $(STAMP)
 	$(BIN)/offsets-auditor dump --summary $(SAMPLE)/__consumer_offsets-*/*.log
+	-$(BIN)/offsets-auditor audit $(SAMPLE) --kafka-version 0.9.0.1 \
+		--broker-config $(SAMPLE)/../broker-server.properties
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
