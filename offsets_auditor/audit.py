@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from offsets_auditor.cleaner import behaviour
 from offsets_auditor.cleaner.blockers import (
@@ -37,6 +38,7 @@ from offsets_auditor.cleaner.verdict import Facts, Outcome, outcome, severity_of
 from offsets_auditor.errors import TruncatedError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.logdir import LogDir, PartitionDir, offsets_partitions, read_log_dir
+from offsets_auditor.startup_checks import startup_report
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -109,6 +111,8 @@ class BrokerAudit:
     findings: tuple[Finding, ...]
     recommendation: BufferAdvice | None
     thread_deaths: int
+    indexes: tuple[dict[str, Any], ...] = ()
+    recovery: dict[str, Any] | None = None
 
 
 def emulate_partition(
@@ -244,11 +248,22 @@ def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit
             )
     findings.extend(skew_findings(partitions))
     findings.extend(config_findings(logdir, config))
+    indexes, recovery, startup_findings = startup_report(logdir, config.kafka_version)
+    findings.extend(startup_findings)
     worst = max((e.needed_entries for e in emulated), default=0)
     recommendation = (
         buffer_for(worst, config.threads, config.load_factor) if worst > capacity else None
     )
-    return BrokerAudit(logdir, config, tuple(partitions), tuple(findings), recommendation, deaths)
+    return BrokerAudit(
+        logdir,
+        config,
+        tuple(partitions),
+        tuple(findings),
+        recommendation,
+        deaths,
+        tuple(indexes),
+        recovery,
+    )
 
 
 def decode_findings(scan: PartitionScan) -> list[Finding]:

@@ -22,6 +22,9 @@ def report_json(
         "kafka_version": str(audits[0].config.kafka_version) if audits else None,
         "brokers": [broker_json(a) for a in audits],
         "partitions": [partition_json(p, load_rate) for a in audits for p in a.partitions],
+        "indexes": [
+            {"broker_id": a.log_dir.broker_id, **index} for a in audits for index in a.indexes
+        ],
         "findings": [f.to_dict() for f in findings],
         "exit_status": exit_status(findings),
     }
@@ -33,6 +36,7 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
         "broker_id": a.log_dir.broker_id,
         "log_dir": str(a.log_dir.path),
         "clean_shutdown": a.log_dir.clean_shutdown.present,
+        "recovery": a.recovery,
         "cleaner": {
             "enabled": c.enabled,
             "threads": c.threads,

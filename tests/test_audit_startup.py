@@ -1,0 +1,47 @@
+"""Acceptance: after a real unclean shutdown (``kill -9``), the audit's list of corrupt index
+files is exactly the list the broker's next start logged as "Found a corrupted index file"."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from offsets_auditor.cli.main import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+UNCLEAN = [("kafka-0.9.0.1/unclean-shutdown", "0.9.0.1"), ("kafka-2.3.0/unclean-shutdown", "2.3.0")]
+#: 0.9.0.1 Log.loadSegments: "Found a corrupted index file, <path>, deleting and rebuilding index...";
+#: 2.3.0 Log.loadSegmentFiles: "Found a corrupted index file corresponding to log file <path> due to"
+CORRUPT = re.compile(r"Found a corrupted index file(?:,| corresponding to log file) (\S+?),? ")
+
+
+def rebuilt_by_broker(server_log: Path) -> set[str]:
+    files = set()
+    for line in server_log.read_text(errors="replace").splitlines():
+        if m := CORRUPT.search(line):
+            path = m.group(1)
+            relative = "/".join(path.split("/")[-2:])
+            files.add(relative.removesuffix(".log").removesuffix(".index"))
+    return files
+
+
+@pytest.mark.parametrize(("name", "version"), UNCLEAN)
+def test_corrupt_indexes_are_the_ones_the_broker_rebuilt(
+    name: str, version: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture = FIXTURES / name
+    if not (fixture / "server-restart.log").exists():
+        pytest.skip(f"{name} not generated")
+    expected = rebuilt_by_broker(fixture / "server-restart.log")
+    assert expected, "the real restart rebuilt at least one index"
+    main(["audit", str(fixture / "kafka-logs"), "--kafka-version", version, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    corrupt = {
+        i["file"].rsplit(".", 1)[0] for i in report["indexes"] if i["verdict"] == "corrupt"
+    }
+    assert corrupt == expected
+    assert report["brokers"][0]["clean_shutdown"] is False
+    assert any(f["kind"] == "unclean-shutdown" for f in report["findings"])
