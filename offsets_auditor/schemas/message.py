@@ -136,9 +136,7 @@ class Message:
         if self.versions.high is None:
             raise ValueError(f"{self.name}: declare a bounded version range")
         plans = {
-            version: _compile_struct(
-                self.fields, version, version in self.flexible, self.name
-            )
+            version: _compile_struct(self.fields, version, version in self.flexible, self.name)
             for version in range(self.versions.low, self.versions.high + 1)
         }
         object.__setattr__(self, "plans", plans)
@@ -219,13 +217,14 @@ def _compile_field(
 def _compile_scalar(kind: str, nullable: bool, flexible: bool, path: str) -> _Step:
     if kind in _FIXED_READERS:
         return partial(_FIXED_READERS[kind], field=path)
+    read: Callable[[Reader, str, bool], object]
     if kind == STRING:
-        reader = Reader.nullable_string if nullable else Reader.string
+        read = Reader.nullable_string if nullable else Reader.string
     elif kind == BYTES:
-        reader = Reader.nullable_bytes if nullable else Reader.bytes_
+        read = Reader.nullable_bytes if nullable else Reader.bytes_
     else:
         raise ValueError(f"{path}: unknown field type {kind!r}")
-    return partial(reader, field=path, compact=flexible)
+    return partial(read, field=path, compact=flexible)
 
 
 _FIXED_READERS: Final[Mapping[str, Callable[..., object]]] = {
@@ -263,10 +262,7 @@ def _read_nested(reader: Reader, plan: _StructPlan) -> dict[str, object]:
 def _read_nullable_nested(
     reader: Reader, plan: _StructPlan, tagged: bool
 ) -> dict[str, object] | None:
-    if tagged:
-        is_null = reader.unsigned_varint(plan.path) == 0
-    else:
-        is_null = reader.int8(plan.path) < 0
+    is_null = reader.unsigned_varint(plan.path) == 0 if tagged else reader.int8(plan.path) < 0
     return None if is_null else _read_nested(reader, plan)
 
 

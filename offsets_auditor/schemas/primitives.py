@@ -27,6 +27,7 @@ import struct
 from typing import Final
 
 from offsets_auditor.errors import CorruptError, TruncatedError
+from offsets_auditor.schemas.java_utf8 import java_utf8
 
 INT8: Final = struct.Struct(">b")
 INT16: Final = struct.Struct(">h")
@@ -34,6 +35,12 @@ UINT16: Final = struct.Struct(">H")
 INT32: Final = struct.Struct(">i")
 INT64: Final = struct.Struct(">q")
 UUID: Final = struct.Struct(">16s")  # two int64 (most significant first); kept as raw bytes
+
+_UNPACK_INT8: Final = INT8.unpack_from
+_UNPACK_INT16: Final = INT16.unpack_from
+_UNPACK_UINT16: Final = UINT16.unpack_from
+_UNPACK_INT32: Final = INT32.unpack_from
+_UNPACK_INT64: Final = INT64.unpack_from
 
 MAX_STRING_LENGTH: Final = 0x7FFF
 """Generated readers reject any string longer than this, compact or not (MessageDataGenerator:
@@ -46,110 +53,6 @@ _MAX_VARLONG_BYTES: Final = 10
 def uuid_to_string(raw: bytes) -> str:
     """Kafka's ``org.apache.kafka.common.Uuid.toString``: URL-safe base64 without padding."""
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-def java_utf8(raw: bytes | memoryview) -> str:
-    """``new String(bytes, StandardCharsets.UTF_8)``: never fails; malformed input becomes U+FFFD.
-
-    Well-formed UTF-8 decodes as usual. For malformed input Python's ``errors="replace"`` does NOT
-    match the JDK (it replaces per maximal subpart; the JDK turns an encoded surrogate
-    ``ED A0 80`` into one U+FFFD, ``ED A0`` + non-continuation into one, etc.), so the JDK's rules
-    are re-implemented in :func:`_jdk_utf8_replace` (behaviour of OpenJDK 17's
-    ``String.decodeUTF8_UTF16``; checked on random inputs against OpenJDK 17 and 25)."""
-    data = bytes(raw)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return _jdk_utf8_replace(data)
-
-
-_REPLACEMENT: Final = "\ufffd"
-
-
-def _continuation(byte: int) -> bool:
-    return byte & 0xC0 == 0x80
-
-
-def _bad_second_of_3(lead: int, second: int) -> bool:
-    """E0 must be followed by A0-BF (no overlong); any lead needs a continuation byte."""
-    return (lead == 0xE0 and second & 0xE0 == 0x80) or not _continuation(second)
-
-
-def _bad_second_of_4(lead: int, second: int) -> bool:
-    """F0 needs 90-BF, F4 needs 80-8F, any lead needs a continuation byte."""
-    return (
-        (lead == 0xF0 and not 0x90 <= second <= 0xBF)
-        or (lead == 0xF4 and second & 0xF0 != 0x80)
-        or not _continuation(second)
-    )
-
-
-def _jdk_utf8_replace(data: bytes) -> str:
-    """The JDK's UTF-8 decoding with replacement (see :func:`java_utf8`)."""
-    out: list[str] = []
-    size = len(data)
-    index = 0
-    while index < size:
-        lead = data[index]
-        index += 1
-        if lead < 0x80:
-            out.append(chr(lead))
-        elif 0xC2 <= lead <= 0xDF:  # two bytes
-            if index < size and _continuation(data[index]):
-                out.append(chr(((lead & 0x1F) << 6) | (data[index] & 0x3F)))
-                index += 1
-            else:
-                out.append(_REPLACEMENT)
-        elif 0xE0 <= lead <= 0xEF:  # three bytes
-            if index + 1 < size:
-                second, third = data[index], data[index + 1]
-                if _bad_second_of_3(lead, second):
-                    out.append(_REPLACEMENT)  # the lead alone
-                elif not _continuation(third):
-                    out.append(_REPLACEMENT)  # lead + second
-                    index += 1
-                else:
-                    code = ((lead & 0x0F) << 12) | ((second & 0x3F) << 6) | (third & 0x3F)
-                    out.append(_REPLACEMENT if 0xD800 <= code <= 0xDFFF else chr(code))
-                    index += 2
-                continue
-            out.append(_REPLACEMENT)
-            if index < size and _bad_second_of_3(lead, data[index]):
-                continue
-            break  # a valid but incomplete sequence ends the input
-        elif 0xF0 <= lead <= 0xF7:  # four bytes
-            if index + 2 < size:
-                second, third, fourth = data[index], data[index + 1], data[index + 2]
-                code = (
-                    ((lead & 0x07) << 18)
-                    | ((second & 0x3F) << 12)
-                    | ((third & 0x3F) << 6)
-                    | (fourth & 0x3F)
-                )
-                if (
-                    _continuation(second)
-                    and _continuation(third)
-                    and _continuation(fourth)
-                    and 0x10000 <= code <= 0x10FFFF
-                ):
-                    out.append(chr(code))
-                    index += 3
-                    continue
-                out.append(_REPLACEMENT)
-                if lead > 0xF4 or _bad_second_of_4(lead, second):
-                    continue  # the lead alone
-                index += 1 if not _continuation(third) else 2
-                continue
-            out.append(_REPLACEMENT)
-            if lead > 0xF4 or (index < size and _bad_second_of_4(lead, data[index])):
-                continue
-            index += 1
-            if index < size and not _continuation(data[index]):
-                continue
-            break  # a valid but incomplete sequence ends the input
-        else:  # 80-C1, F8-FF
-            out.append(_REPLACEMENT)
-    return "".join(out)
 
 
 def _int32(value: int) -> int:
@@ -168,7 +71,7 @@ class Reader:
 
     def __init__(self, buffer: bytes | memoryview, start: int = 0, end: int | None = None) -> None:
         view = buffer if isinstance(buffer, memoryview) else memoryview(buffer)
-        if view.ndim != 1 or view.format not in ("B", "b", "c"):
+        if view.ndim != 1 or view.format != "B":
             view = view.cast("B")
         self._buf = view
         self._pos = start
@@ -203,41 +106,58 @@ class Reader:
             )
 
     # -- fixed width -------------------------------------------------------------------------
+    # (each read inlines its bounds check: these run for every field of every record)
+
+    def _truncated(self, size: int, field: str, start: int) -> TruncatedError:
+        return TruncatedError(
+            f"needs {size} bytes, {self._end - self._pos} left", field=field, position=start
+        )
 
     def _need(self, size: int, field: str, start: int) -> None:
         if size > self._end - self._pos:
-            raise TruncatedError(
-                f"needs {size} bytes, {self._end - self._pos} left", field=field, position=start
-            )
-
-    def _fixed(self, layout: struct.Struct, field: str) -> int:
-        start = self._pos
-        self._need(layout.size, field, start)
-        (value,) = layout.unpack_from(self._buf, start)
-        self._pos = start + layout.size
-        return int(value)
+            raise self._truncated(size, field, start)
 
     def int8(self, field: str) -> int:
-        return self._fixed(INT8, field)
+        pos = self._pos
+        if pos + 1 > self._end:
+            raise self._truncated(1, field, pos)
+        self._pos = pos + 1
+        return _UNPACK_INT8(self._buf, pos)[0]  # type: ignore[no-any-return]
 
     def int16(self, field: str) -> int:
-        return self._fixed(INT16, field)
+        pos = self._pos
+        if pos + 2 > self._end:
+            raise self._truncated(2, field, pos)
+        self._pos = pos + 2
+        return _UNPACK_INT16(self._buf, pos)[0]  # type: ignore[no-any-return]
 
     def uint16(self, field: str) -> int:
-        return self._fixed(UINT16, field)
+        pos = self._pos
+        if pos + 2 > self._end:
+            raise self._truncated(2, field, pos)
+        self._pos = pos + 2
+        return _UNPACK_UINT16(self._buf, pos)[0]  # type: ignore[no-any-return]
 
     def int32(self, field: str) -> int:
-        return self._fixed(INT32, field)
+        pos = self._pos
+        if pos + 4 > self._end:
+            raise self._truncated(4, field, pos)
+        self._pos = pos + 4
+        return _UNPACK_INT32(self._buf, pos)[0]  # type: ignore[no-any-return]
 
     def int64(self, field: str) -> int:
-        return self._fixed(INT64, field)
+        pos = self._pos
+        if pos + 8 > self._end:
+            raise self._truncated(8, field, pos)
+        self._pos = pos + 8
+        return _UNPACK_INT64(self._buf, pos)[0]  # type: ignore[no-any-return]
 
     def uuid(self, field: str) -> str:
-        start = self._pos
-        self._need(UUID.size, field, start)
-        (raw,) = UUID.unpack_from(self._buf, start)
-        self._pos = start + UUID.size
-        return uuid_to_string(raw)
+        pos = self._pos
+        if pos + UUID.size > self._end:
+            raise self._truncated(UUID.size, field, pos)
+        self._pos = pos + UUID.size
+        return uuid_to_string(UUID.unpack_from(self._buf, pos)[0])
 
     def raw(self, size: int, field: str) -> bytes:
         start = self._pos
@@ -289,7 +209,7 @@ class Reader:
             return start, self._compact_length(field)
         return start, (self.int32(field) if wide else self.int16(field))
 
-    def string(self, field: str, *, compact: bool = False) -> str:
+    def string(self, field: str, compact: bool = False) -> str:
         start, length = self._length(field, compact=compact, wide=False)
         if length < 0:
             raise CorruptError(
@@ -297,21 +217,22 @@ class Reader:
             )
         return self._string_body(start, length, field)
 
-    def nullable_string(self, field: str, *, compact: bool = False) -> str | None:
+    def nullable_string(self, field: str, compact: bool = False) -> str | None:
         start, length = self._length(field, compact=compact, wide=False)
         if length < 0:
             return None
         return self._string_body(start, length, field)
 
     def _string_body(self, start: int, length: int, field: str) -> str:
-        self._need(length, field, start)
+        begin = self._pos
+        if begin + length > self._end:
+            raise self._truncated(length, field, start)
         if length > MAX_STRING_LENGTH:
             raise CorruptError(f"string length {length} > 32767", field=field, position=start)
-        begin = self._pos
         self._pos = begin + length
         return java_utf8(self._buf[begin : begin + length])
 
-    def bytes_(self, field: str, *, compact: bool = False) -> bytes:
+    def bytes_(self, field: str, compact: bool = False) -> bytes:
         start, length = self._length(field, compact=compact, wide=True)
         if length < 0:
             raise CorruptError(
@@ -319,15 +240,16 @@ class Reader:
             )
         return self._bytes_body(start, length, field)
 
-    def nullable_bytes(self, field: str, *, compact: bool = False) -> bytes | None:
+    def nullable_bytes(self, field: str, compact: bool = False) -> bytes | None:
         start, length = self._length(field, compact=compact, wide=True)
         if length < 0:
             return None
         return self._bytes_body(start, length, field)
 
     def _bytes_body(self, start: int, length: int, field: str) -> bytes:
-        self._need(length, field, start)
         begin = self._pos
+        if begin + length > self._end:
+            raise self._truncated(length, field, start)
         self._pos = begin + length
         return bytes(self._buf[begin : begin + length])
 

@@ -7,7 +7,8 @@ import struct
 import pytest
 
 from offsets_auditor.errors import CorruptError, TruncatedError
-from offsets_auditor.schemas.primitives import Reader, java_utf8
+from offsets_auditor.schemas.java_utf8 import java_utf8
+from offsets_auditor.schemas.primitives import Reader
 
 from .wire import b, ca, cb, cs, i16, i32, s, tags, uvarint
 
@@ -199,3 +200,10 @@ def test_invalid_utf8_decodes_like_java(raw_hex: str, utf16_hex: str) -> None:
 def test_invalid_utf8_in_a_string_field_never_raises() -> None:
     raw = i16(3) + b"\xed\xa0\x80"
     assert Reader(raw).string("f") == "\ufffd"
+
+
+def test_signed_byte_memoryview_is_read_as_unsigned_bytes() -> None:
+    view = memoryview(bytearray(uvarint(300) + cs("é"))).cast("b")
+    reader = Reader(view)
+    assert reader.unsigned_varint("f") == 300
+    assert reader.string("g", compact=True) == "é"

@@ -1,0 +1,129 @@
+"""Layout detection for values whose layout changed without a version bump: bytes written in the
+3.7 layout (A:3.7.0 JSON) must decode as "3.7" and bytes in the 3.8+ layout as "3.8+", for any
+field values (property-based: hypothesis searches for ambiguous encodings)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from offsets_auditor.schemas import RecordValue, decode_key, decode_value
+
+from .wire import NO_TAGS, ca, cb, cs, i8, i16, i32, kafka_uuid, s
+
+epochs = st.integers(-(2**31), 2**31 - 1)
+small_text = st.text(max_size=5)
+uuids = st.binary(min_size=16, max_size=16)
+partitions = st.lists(st.integers(-(2**31), 2**31 - 1), max_size=3)
+topic_partitions = st.lists(st.tuples(uuids, partitions), max_size=3)
+
+
+def _encode_topic_partitions(items: list[tuple[bytes, list[int]]]) -> bytes:
+    # []{TopicId uuid, Partitions []int32} + tagged fields per struct
+    out = ca(len(items))
+    for topic_id, parts in items:
+        out += topic_id + ca(len(parts)) + b"".join(i32(p) for p in parts) + NO_TAGS
+    return out
+
+
+def _decoded(items: list[tuple[bytes, list[int]]]) -> list[dict[str, object]]:
+    return [{"topic_id": kafka_uuid(t), "partitions": p} for t, p in items]
+
+
+def _decode(record_type: int, key_strings: tuple[str, ...], raw: bytes) -> RecordValue:
+    key = decode_key(i16(record_type) + b"".join(s(x) for x in key_strings))
+    value = decode_value(key, raw)
+    assert isinstance(value, RecordValue)
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-128, 127), topic_partitions, st.integers(-(2**15), 2**15 - 1), st.binary())
+def test_type7_37_layout(
+    error: int, tps: list[tuple[bytes, list[int]]], mv: int, md: bytes
+) -> None:
+    raw = i16(0) + i8(error) + _encode_topic_partitions(tps) + i16(mv) + cb(md) + NO_TAGS
+    value = _decode(7, ("g", "m"), raw)
+    assert value.layout == "3.7"
+    assert value.fields["topic_partitions"] == _decoded(tps)
+
+
+@settings(max_examples=300, deadline=None)
+@given(topic_partitions)
+def test_type7_38_layout(tps: list[tuple[bytes, list[int]]]) -> None:
+    value = _decode(7, ("g", "m"), i16(0) + _encode_topic_partitions(tps) + NO_TAGS)
+    assert value.layout == "3.8+"
+    assert value.fields == {"topic_partitions": _decoded(tps)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(epochs, epochs, epochs, topic_partitions, topic_partitions, st.integers(-128, 127))
+def test_type8_37_layout(
+    member: int,
+    previous: int,
+    target: int,
+    assigned: list[tuple[bytes, list[int]]],
+    pending: list[tuple[bytes, list[int]]],
+    error: int,
+) -> None:
+    raw = (
+        i16(0) + i32(member) + i32(previous) + i32(target)
+        + _encode_topic_partitions(assigned) + _encode_topic_partitions(pending) + ca(0)
+        + i8(error) + i16(0) + cb(b"") + NO_TAGS
+    )  # fmt: skip
+    value = _decode(8, ("g", "m"), raw)
+    assert value.layout == "3.7"
+    assert value.fields["target_member_epoch"] == target
+
+
+@settings(max_examples=300, deadline=None)
+@given(epochs, epochs, st.integers(-128, 127), topic_partitions, topic_partitions)
+def test_type8_38_layout(
+    member: int,
+    previous: int,
+    state: int,
+    assigned: list[tuple[bytes, list[int]]],
+    pending: list[tuple[bytes, list[int]]],
+) -> None:
+    raw = i16(0) + i32(member) + i32(previous) + i8(state)
+    raw += _encode_topic_partitions(assigned) + _encode_topic_partitions(pending) + NO_TAGS
+    value = _decode(8, ("g", "m"), raw)
+    assert value.layout == "3.8+"
+    assert value.fields["state"] == state
+    assert value.fields["assigned_partitions"] == _decoded(assigned)
+
+
+def _encode_topic_metadata(
+    items: list[tuple[bytes, str, int, list[tuple[int, list[str]]]]],
+) -> bytes:
+    out = ca(len(items))
+    for topic_id, name, count, partition_metadata in items:
+        out += topic_id + cs(name) + i32(count) + ca(len(partition_metadata))
+        for partition, racks in partition_metadata:
+            out += i32(partition) + ca(len(racks)) + b"".join(cs(r) for r in racks) + NO_TAGS
+        out += NO_TAGS
+    return out
+
+
+topic_metadata = st.lists(
+    st.tuples(
+        uuids,
+        small_text,
+        st.integers(0, 1000),
+        st.lists(st.tuples(st.integers(0, 1000), st.lists(small_text, max_size=2)), max_size=2),
+    ),
+    max_size=2,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(epochs, topic_metadata)
+def test_type4_layouts(
+    epoch: int, topics: list[tuple[bytes, str, int, list[tuple[int, list[str]]]]]
+) -> None:
+    old = _decode(4, ("g",), i16(0) + i32(epoch) + _encode_topic_metadata(topics) + NO_TAGS)
+    assert old.layout == "3.7"
+    assert old.fields["epoch"] == epoch
+    new = _decode(4, ("g",), i16(0) + _encode_topic_metadata(topics) + NO_TAGS)
+    assert new.layout == "3.8+"
+    assert len(new.fields["topics"]) == len(topics)  # type: ignore[arg-type]
