@@ -15,6 +15,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 UNCLEAN = [("kafka-0.9.0.1/unclean-shutdown", "0.9.0.1"), ("kafka-2.3.0/unclean-shutdown", "2.3.0")]
 #: 0.9.0.1 Log.loadSegments: "Found a corrupted index file, <path>, deleting and rebuilding index...";
 #: 2.3.0 Log.loadSegmentFiles: "Found a corrupted index file corresponding to log file <path> due to"
+RECOVERING = re.compile(r"Recovering unflushed segment \d+")
 CORRUPT = re.compile(r"Found a corrupted index file(?:,| corresponding to log file) (\S+?),? ")
 
 
@@ -36,12 +37,21 @@ def test_corrupt_indexes_are_the_ones_the_broker_rebuilt(
     if not (fixture / "server-restart.log").exists():
         pytest.skip(f"{name} not generated")
     expected = rebuilt_by_broker(fixture / "server-restart.log")
-    assert expected, "the real restart rebuilt at least one index"
+    if version == "0.9.0.1":
+        # 0.9 sanity-checks every index at load: the zero-filled tails of the active segments'
+        # preallocated indexes fail it. 2.3.0 skips those checks (LogSegment.sanityCheck: "we
+        # will recover the segments above the recovery point in recoverLog() in any case"), so
+        # the same zero tails are rebuilt by recovery without a "corrupted" line.
+        assert expected, "the real 0.9.0.1 restart rebuilt indexes"
     main(["audit", str(fixture / "kafka-logs"), "--kafka-version", version, "--json"])
     report = json.loads(capsys.readouterr().out)
     corrupt = {
         i["file"].rsplit(".", 1)[0] for i in report["indexes"] if i["verdict"] == "corrupt"
     }
     assert corrupt == expected
+    # and it re-reads the segments the broker logged as "Recovering unflushed segment"
+    recovered = len(RECOVERING.findall((fixture / "server-restart.log").read_text(errors="replace")))
+    ours = report["brokers"][0]["recovery"]["by_partition"]
+    assert sum(1 for p in ours for s in p["segments"] if s["reason"] == "unflushed") == recovered
     assert report["brokers"][0]["clean_shutdown"] is False
     assert any(f["kind"] == "unclean-shutdown" for f in report["findings"])
