@@ -15,15 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from offsets_auditor.cleaner import behaviour
+from offsets_auditor.cleaner import behaviour, fast, lanes
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.offset_map import OffsetMap
-from offsets_auditor.cleaner.partition_scan import (
-    AbortedTxn,
-    PartitionScan,
-    SegmentInfo,
-    segment_batches,
-)
+from offsets_auditor.cleaner.partition_scan import AbortedTxn, PartitionScan, SegmentInfo
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
 from offsets_auditor.records.compression import Codec
 from offsets_auditor.records.control import decode_control
@@ -139,17 +134,27 @@ class _LogState:
         low = floor if floor is not None else -(2**63)
         return [g for g in self.groups if low <= g.base_offset < end]
 
-    def batches(self, index: int) -> Iterator[tuple[int, int, Batch]]:
+    def batches(
+        self, index: int, lane: lanes.OrdinalLane | None = None
+    ) -> Iterator[tuple[int, int, Batch]]:
         """(batch ordinal, first record ordinal, batch) for the live batches of original
-        segment ``index``."""
+        segment ``index`` that ``lane`` (the C path, see ``cleaner.fast``) did not take."""
         seg = self.segments[index]
-        b = self.batch_start[index]
-        r = self.record_start[index]
-        for batch in segment_batches(self.scan.partition, seg):
+        cursor = fast.Cursor(self.batch_start[index], self.record_start[index])
+        offer: fast.Lane | None = None
+        if lane is not None:
+            ordinal_lane = lane
+
+            def offer(view: memoryview, start: int, end: int) -> int:
+                return ordinal_lane(view, start, end, cursor)
+
+        label = f"{self.scan.partition.name}/{seg.file}"
+        for batch in fast.walk(self.scan.partition.path / seg.file, label, offer):
+            b, r = cursor.batch, cursor.record
+            cursor.batch += 1
+            cursor.record += len(batch.records)
             if self.batch_alive[b]:
                 yield b, r, batch
-            b += 1
-            r += len(batch.records)
 
 
 def first_dirty_offset(scan: PartitionScan, checkpoint: int | None, log_start: int) -> int:
@@ -231,20 +236,6 @@ def select(state: _LogState, first_dirty: int, config: CleanerConfig, now_ms: in
     )
 
 
-@dataclass
-class _PassCounters:
-    start_records: int = 0
-    start_bytes: int = 0
-    end_records: int = 0
-    end_bytes: int = 0
-    bytes_exact: bool = True
-    tombstones_kept: int = 0
-    tombstones_dropped: int = 0
-    aborted_dropped: int = 0
-    markers_dropped: int = 0
-    invalid_dropped: int = 0
-
-
 class PartitionCleaner:
     """Emulates the cleaner's passes over one partition for one broker config."""
 
@@ -285,7 +276,9 @@ class PartitionCleaner:
     def one_pass(self, number: int, selection: Selection) -> PassResult | CleanerFailure:
         era = behaviour.map_era(self.version)
         start = selection.first_dirty
-        upper = selection.first_uncleanable
+        # the map's bound is the base of the segment holding the first uncleanable offset
+        # (LogToClean.firstUncleanableOffset via calculateCleanableBytes, 0.10.1+)
+        upper = selection.uncleanable_segment_base
         dirty = self.state.log_segments(start, upper)
         lines = [
             f"Building offset map for log {self.name} for {len(dirty)} segments in offset range"
@@ -301,7 +294,7 @@ class PartitionCleaner:
                 return mapped
             end, full = mapped
         horizon = self._delete_horizon(start)
-        counters = _PassCounters()
+        counters = lanes.PassCounters()
         self._clean(end, upper, horizon, counters)
         result = PassResult(
             number=number,
@@ -349,7 +342,7 @@ class PartitionCleaner:
                 number,
                 behaviour.exception_kills_thread(self.version),
             )
-        offset = dirty[0].base_offset
+        progress = lanes.MapProgress(dirty[0].base_offset)
         max_desired = self.map.max_desired
         for group in dirty:
             for index in group.members:
@@ -365,18 +358,19 @@ class PartitionCleaner:
                             True,
                         )
                     if self.map.size + span > max_desired:
-                        return offset + 1, True
-                    for _, first_record, batch in self.state.batches(index):
+                        return progress.last + 1, True
+                    lane = lanes.map_lane(self.map, self.state, fast.MODE_SEGMENT_SPAN, progress)
+                    for _, first_record, batch in self.state.batches(index, lane):
                         for k, record in enumerate(batch.records):
                             if not self.state.alive[first_record + k]:
                                 continue
                             if record.key is not None:
                                 self.map.put(record.key, record.offset)
-                            offset = record.offset
+                            progress.last = record.offset
                 else:
                     last = self._map_segment_until_full(index)
                     if last is None:
-                        if offset <= start:
+                        if progress.last <= start:
                             return CleanerFailure(
                                 f"requirement failed: Unable to build the offset map for segment"
                                 f" {self.name}/{seg.file}. You can increase"
@@ -384,15 +378,18 @@ class PartitionCleaner:
                                 number,
                                 True,
                             )
-                        return offset + 1, True
-                    offset = max(offset, last)
-        return offset + 1, False
+                        return progress.last + 1, True
+                    progress.last = max(progress.last, last)
+        return progress.last + 1, False
 
     def _map_segment_until_full(self, index: int) -> int | None:
         """0.10.0.x ``buildOffsetMapForSegment``: the last offset read, or None when the map
         filled up inside this segment."""
-        last = self.state.segments[index].base_offset
-        for _, first_record, batch in self.state.batches(index):
+        progress = lanes.MapProgress(self.state.segments[index].base_offset)
+        lane = lanes.map_lane(self.map, self.state, fast.MODE_FIRST_SEGMENT, progress)
+        for _, first_record, batch in self.state.batches(index, lane):
+            if progress.full:
+                return None
             for k, record in enumerate(batch.records):
                 if not self.state.alive[first_record + k]:
                     continue
@@ -401,8 +398,8 @@ class PartitionCleaner:
                         self.map.put(record.key, record.offset)
                     else:
                         return None
-                last = record.offset
-        return last
+                progress.last = record.offset
+        return None if progress.full else progress.last
 
     def _map_partial(self, dirty: list[_Group], start: int, upper: int) -> bool:
         """0.10.1+ ``buildOffsetMap``: returns whether the map filled up."""
@@ -410,13 +407,17 @@ class PartitionCleaner:
         txn.add_aborted(self._aborted_in(start, upper))
         fast_forward = behaviour.fast_forwards_segment_gaps(self.version)
         members = [i for g in dirty for i in g.members]
+        progress = lanes.MapProgress(-1)
+        lane = lanes.map_lane(self.map, self.state, fast.MODE_PARTIAL, progress, start, txn)
         for position, index in enumerate(members):
             next_start = (
                 self.state.segments[members[position + 1]].base_offset
                 if position + 1 < len(members)
                 else upper
             )
-            for _, first_record, batch in self.state.batches(index):
+            for _, first_record, batch in self.state.batches(index, lane):
+                if progress.full:
+                    return True
                 header = batch.header
                 if header.last_offset < start:
                     continue
@@ -433,6 +434,8 @@ class PartitionCleaner:
                                 return True
                 if header.last_offset >= start:
                     self.map.update_latest_offset(header.last_offset)
+            if progress.full:
+                return True
             if fast_forward:
                 self.map.update_latest_offset(next_start - 1)
         return False
@@ -452,7 +455,7 @@ class PartitionCleaner:
             reference = last.mtime_ms
         return reference - self.config.delete_retention_ms
 
-    def _clean(self, end: int, upper: int, horizon: int, counters: _PassCounters) -> None:
+    def _clean(self, end: int, upper: int, horizon: int, counters: lanes.PassCounters) -> None:
         groups = self._group_segments(self.state.log_segments(0, end), upper)
         txn = CleanedTransactionMetadata(enabled=behaviour.reads_transactions(self.version))
         last_records = self.scan.transactions.last_records
@@ -471,8 +474,11 @@ class PartitionCleaner:
             )
             txn.add_aborted(self._aborted_in(seg.base_offset, upper_for_txns))
             retain_deletes = mtime_of[index] > horizon
+            lane = lanes.clean_lane(
+                self.map, self.state, txn, (shallow, legacy_rules, retain_deletes), counters
+            )
             size = 0
-            for b, first_record, batch in self.state.batches(index):
+            for b, first_record, batch in self.state.batches(index, lane):
                 size += self._clean_batch(
                     b,
                     first_record,
@@ -484,7 +490,8 @@ class PartitionCleaner:
                     legacy_rules,
                     counters,
                 )
-            self.state.sizes[index] = size
+            self.state.sizes[index] = size + counters.lane_kept_bytes
+            counters.lane_kept_bytes = 0
         self.state.groups = self._regroup(groups, end)
 
     def _clean_batch(
@@ -497,7 +504,7 @@ class PartitionCleaner:
         last_records: dict[int, tuple[int | None, int]],
         shallow: bool,
         legacy_rules: bool,
-        counters: _PassCounters,
+        counters: lanes.PassCounters,
     ) -> int:
         """Filter one batch; returns its size after cleaning (0 when dropped)."""
         header = batch.header
@@ -567,7 +574,7 @@ class PartitionCleaner:
         first_record: int,
         live: list[int],
         control: bool,
-        counters: _PassCounters,
+        counters: lanes.PassCounters,
         *,
         aborted: bool,
     ) -> None:
@@ -586,7 +593,7 @@ class PartitionCleaner:
         value: bytes | None,
         retain_deletes: bool,
         legacy_rules: bool,
-        counters: _PassCounters,
+        counters: lanes.PassCounters,
     ) -> bool:
         if legacy_rules:  # 0.9.0.x / 0.10.0.x shouldRetainMessage
             if key is None:
