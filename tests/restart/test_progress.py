@@ -255,7 +255,6 @@ def test_real_unclean_restart_against_its_log_dir(version: str, log: Path, log_d
     assert progress.segments_recovered == len(
         grep(loading_window(lines), "Recovering unflushed segment")
     )
-    assert progress.index_files_rebuilt > 0, "kill -9 left index files the broker rebuilt"
     for cut, keep in _cuts(lines).items():
         prefix = fold_lines(
             lines[:keep], kafka_version=version, totals=read_log_dir_totals([log_dir])
