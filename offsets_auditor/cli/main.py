@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 #: Subcommand modules, in the order ``--help`` lists them.
-SUBCOMMANDS = ("dump", "coordinator", "audit", "restart_progress")
+SUBCOMMANDS = ("dump", "coordinator", "audit", "restart_progress", "groups")
 
 
 def build_parser() -> argparse.ArgumentParser:

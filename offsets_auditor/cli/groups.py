@@ -1,0 +1,272 @@
+"""``offsets-auditor groups``: every group's committed offsets, recovered from disk.
+
+Three forms::
+
+    offsets-auditor groups [list] LOGDIR... [--kafka-version V] [--json]
+    offsets-auditor groups show GROUP LOGDIR... [--kafka-version V] [--json]
+    offsets-auditor groups export GROUP LOGDIR... [--topic T ...] [--kafka-version V]
+
+``export`` prints exactly the CSV ``kafka-consumer-groups.sh --reset-offsets --from-file``
+reads (``offsets_auditor.groups.export``), so a stuck group's position can be given to a NEW
+group id: ``kafka-consumer-groups.sh --bootstrap-server B --group NEW --reset-offsets
+--from-file plan.csv --execute``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from offsets_auditor.findings import exit_status
+from offsets_auditor.groups import (
+    ExportError,
+    GroupsRecovery,
+    GroupState,
+    recover,
+    reset_plan_csv,
+)
+from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
+
+_FORMS = ("list", "show", "export")
+_PROG = "offsets-auditor groups"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "groups",
+        help="recover every group's committed offsets from __consumer_offsets on disk",
+        description=(
+            "Replay every __consumer_offsets partition of the log dirs as the broker's group"
+            " coordinator loads it (per Kafka version: latest commit wins, tombstones remove,"
+            " transactional commits wait for their COMMIT marker) and print the groups."
+            " Forms: 'groups [list] LOGDIR...', 'groups show GROUP LOGDIR...', 'groups export"
+            " GROUP LOGDIR... [--topic T]' (the CSV kafka-consumer-groups.sh --reset-offsets"
+            " --from-file reads). 'groups FORM --help' for each form's options."
+        ),
+    )
+    _common_options(parser, argparse.SUPPRESS)
+    parser.add_argument(
+        "words", nargs=argparse.REMAINDER, metavar="[list|show|export] ...", help=argparse.SUPPRESS
+    )
+    parser.set_defaults(handler=run)
+
+
+def _common_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--kafka-version",
+        default=default if default is argparse.SUPPRESS else DEFAULT_KAFKA_VERSION,
+        metavar="VERSION",
+        help=f"the broker's Kafka version, e.g. 0.9.0.1 or 2.3.0 (default {DEFAULT_KAFKA_VERSION})",
+    )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=default if default is argparse.SUPPRESS else None,
+        metavar="N",
+        help="partition count of __consumer_offsets (default: the highest partition found + 1)",
+    )
+    parser.add_argument(
+        "--new-coordinator",
+        choices=("yes", "no"),
+        default=default if default is argparse.SUPPRESS else None,
+        help="whether the KIP-848 group coordinator loads the partitions (default: yes from"
+        " Kafka 4.0, no before)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=default if default is argparse.SUPPRESS else False,
+        help="JSON output",
+    )
+
+
+def _form_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=_PROG)
+    forms = parser.add_subparsers(dest="form", required=True, metavar="{list,show,export}")
+    listing = forms.add_parser("list", help="every group with its state and offset counts")
+    listing.add_argument("logdirs", nargs="+", type=Path, metavar="LOGDIR")
+    _common_options(listing, None)
+    show = forms.add_parser("show", help="one group: state, members, offsets, pending ones")
+    show.add_argument("group", metavar="GROUP")
+    show.add_argument("logdirs", nargs="+", type=Path, metavar="LOGDIR")
+    _common_options(show, None)
+    export = forms.add_parser(
+        "export",
+        help="the group's committed offsets as a kafka-consumer-groups.sh --from-file CSV",
+        description=(
+            "Print the group's committed offsets as 'topic,partition,offset' lines, no header:"
+            " the reset plan 'kafka-consumer-groups.sh --bootstrap-server B --group NEWGROUP"
+            " --reset-offsets --from-file FILE --execute' reads. The tool carries no commit"
+            " metadata and clamps offsets into each partition's current [earliest, latest]."
+            " Pending (uncommitted transactional) offsets are never exported."
+        ),
+    )
+    export.add_argument("group", metavar="GROUP")
+    export.add_argument("logdirs", nargs="+", type=Path, metavar="LOGDIR")
+    export.add_argument(
+        "--topic", action="append", default=[], metavar="TOPIC", help="only this topic (repeat)"
+    )
+    _common_options(export, None)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    words = list(args.words)
+    if not words or words[0] not in (*_FORMS, "-h", "--help"):
+        words.insert(0, "list")
+    given = {k: v for k, v in vars(args).items() if k in _option_names()}
+    form = _form_parser().parse_args(words, namespace=argparse.Namespace(**given))
+    out, err = sys.stdout, sys.stderr
+    try:
+        recoveries = [_recover(form, logdir) for logdir in form.logdirs]
+    except ValueError as error:
+        print(f"{_PROG}: {error}", file=err)
+        return 2
+    if form.form == "list":
+        return _list(out, form, recoveries)
+    return _one_group(out, err, form, recoveries)
+
+
+def _option_names() -> set[str]:
+    return {"kafka_version", "partitions", "new_coordinator", "json"}
+
+
+def _recover(form: argparse.Namespace, logdir: Path) -> GroupsRecovery:
+    new = None if form.new_coordinator is None else form.new_coordinator == "yes"
+    return recover(logdir, form.kafka_version, form.partitions, new_coordinator=new)
+
+
+def _list(out: TextIO, form: argparse.Namespace, recoveries: list[GroupsRecovery]) -> int:
+    status = 0
+    for logdir, recovery in zip(form.logdirs, recoveries, strict=True):
+        status = max(status, exit_status(list(recovery.findings)))
+        if form.json:
+            out.write(json.dumps(_recovery_json(logdir, recovery), ensure_ascii=False) + "\n")
+            continue
+        out.write(f"{logdir}: {recovery.rules.label}\n")
+        out.write(
+            f"{'GROUP':<32} {'PARTITION':>9} {'STATE':<26} {'MEMBERS':>7} {'OFFSETS':>7}"
+            f" {'PENDING':>7}\n"
+        )
+        for g in recovery.groups:
+            out.write(
+                f"{g.group:<32} {g.coordinator_partition:>9} {g.state.value:<26}"
+                f" {len(g.members):>7} {len(g.offsets):>7}"
+                f" {len(g.pending_transactional_offsets):>7}\n"
+            )
+        for finding in recovery.findings:
+            out.write(f"{finding.severity.value}: {finding.kind}: {finding.detail}\n")
+    return status
+
+
+def _recovery_json(logdir: Path, recovery: GroupsRecovery) -> dict[str, object]:
+    return {
+        "log_dir": str(logdir),
+        "kafka_version": str(recovery.rules.version),
+        "new_coordinator": recovery.rules.new_coordinator,
+        "groups": [g.to_json() for g in recovery.groups],
+        "partitions": [
+            {
+                "partition": p.partition,
+                "records": p.records,
+                "log_end_offset": p.log_end_offset,
+                "groups": len(p.groups),
+                "unknown_record_types": {str(k): v for k, v in p.unknown_record_types.items()},
+            }
+            for p in recovery.partitions
+        ],
+        "findings": [f.to_dict() for f in recovery.findings],
+    }
+
+
+def _pick(err: TextIO, name: str, recoveries: list[GroupsRecovery]) -> GroupState | None:
+    """The group from the copy of its partition that reaches furthest (replicas of the same
+    partition in several log dirs: the leader's is normally the longest)."""
+    copies: list[tuple[int, GroupState]] = []
+    for recovery in recoveries:
+        for partition in recovery.partitions:
+            copies.extend(
+                (partition.log_end_offset, g) for g in partition.groups if g.group == name
+            )
+    if not copies:
+        return None
+    if len(copies) > 1:
+        ends = ", ".join(str(end) for end, _ in copies)
+        print(
+            f"{_PROG}: {name!r} found in {len(copies)} copies of its partition (log end"
+            f" offsets {ends}); using the longest",
+            file=err,
+        )
+    _end, group = max(copies, key=lambda c: c[0])
+    return group
+
+
+def _one_group(
+    out: TextIO, err: TextIO, form: argparse.Namespace, recoveries: list[GroupsRecovery]
+) -> int:
+    group = _pick(err, form.group, recoveries)
+    if group is None:
+        print(f"{_PROG}: no group {form.group!r} in these log dirs", file=err)
+        return 1
+    if form.form == "export":
+        try:
+            plan = reset_plan_csv(group.offsets, form.topic)
+        except ExportError as error:
+            print(f"{_PROG}: {error}", file=err)
+            return 1
+        if not plan:
+            # an empty file is no reset plan: kafka-consumer-groups.sh fails parsing it
+            print(f"{_PROG}: group {form.group!r} has no committed offsets to export", file=err)
+            return 1
+        if group.pending_transactional_offsets:
+            print(
+                f"{_PROG}: {len(group.pending_transactional_offsets)} pending transactional"
+                " offset(s) not exported (no COMMIT marker yet)",
+                file=err,
+            )
+        out.write(plan)
+        return 0
+    if form.json:
+        out.write(json.dumps(group.to_json(), ensure_ascii=False, indent=2) + "\n")
+        return 0
+    _show_text(out, group)
+    return 0
+
+
+def _show_text(out: TextIO, g: GroupState) -> None:
+    out.write(f"group {g.group}: {g.state.value} ({g.group_type})\n")
+    out.write(f"  __consumer_offsets-{g.coordinator_partition}")
+    if g.expected_partition != g.coordinator_partition:
+        out.write(f" (partitionFor says __consumer_offsets-{g.expected_partition})")
+    out.write("\n")
+    if g.has_group_metadata:
+        out.write(
+            f"  protocol type {g.protocol_type or '-'}, protocol {g.protocol or '-'},"
+            f" generation {g.generation}, leader {g.leader or '-'}"
+            f" (metadata at log offset {g.metadata_log_offset})\n"
+        )
+    if g.removed_at_log_offset is not None:
+        out.write(f"  removed by the tombstone at log offset {g.removed_at_log_offset}\n")
+    for m in g.members:
+        assigned = ", ".join(f"{tp.topic}-{tp.partition}" for tp in m.assignment or ())
+        out.write(f"  member {m.member_id} client {m.client_id} host {m.client_host}: {assigned}\n")
+    if g.offsets:
+        out.write(
+            f"  {'TOPIC':<24} {'PARTITION':>9} {'OFFSET':>12} {'COMMITTED':>14}"
+            f" {'EXPIRES':>14} {'LOG-OFFSET':>10}  METADATA\n"
+        )
+    for o in g.offsets:
+        expires = "-" if o.expire_timestamp is None else str(o.expire_timestamp)
+        out.write(
+            f"  {o.topic:<24} {o.partition:>9} {o.offset:>12} {o.commit_timestamp:>14}"
+            f" {expires:>14} {o.log_offset:>10}  {o.metadata}\n"
+        )
+    for p in g.pending_transactional_offsets:
+        o = p.offset
+        out.write(
+            f"  PENDING producer {p.producer_id} epoch {p.producer_epoch}: {o.topic}-{o.partition}"
+            f" offset {o.offset} at log offset {o.log_offset} (no COMMIT/ABORT marker)\n"
+        )

@@ -1,0 +1,108 @@
+"""How each broker version's coordinator loads a ``__consumer_offsets`` partition, as data.
+
+Every rule below was read in Kafka's source (``A:<tag>`` = apache/kafka at that tag; paths
+relative to the repository root; ``GMM`` = the classic ``GroupMetadataManager.scala``, under
+``core/src/main/scala/kafka/coordinator/`` up to 0.10.x and ``.../coordinator/group/`` from
+0.11):
+
+1. Where the load starts. A:0.9.0.1 and A:0.10.1.0 ``GMM.loadGroupsForPartition``:
+   ``log.logSegments.head.baseOffset``. A:0.11.0.0 .. A:3.8.0 ``GMM.doLoadGroupsAndOffsets``:
+   ``log.logStartOffset`` (batches wholly below it are not read).
+2. Latest record wins per (group, topic, partition); a null value removes it (all versions).
+   Group metadata: latest record wins, a tombstone removes the group (all versions).
+3. Transactions (A:0.11.0.0+): records of a transactional batch go to
+   ``pendingOffsets[producerId]``; a tombstone there removes only that producer's pending
+   entry. A control batch's first record decides: COMMIT moves the producer's pending
+   offsets into the committed set, replacing an existing one only if it ``olderThan`` the
+   pending one (``GroupMetadata.scala`` ``CommitRecordMetadataAndOffset.olderThan``:
+   ``appendedBatchOffset.get < that.appendedBatchOffset.get``); then the producer's pending
+   set is dropped whatever the control type (ABORT, or anything else).
+4. The offset ``olderThan`` compares (``appendedBatchOffset``): A:0.11.0.0, A:1.0.0
+   ``Some(batch.baseOffset)``; A:1.1.0 .. A:3.8.0 the offset of the first record read from
+   the batch (``batchBaseOffset = Some(record.offset)``, which differs from the batch's base
+   offset once the cleaner removed the batch's first records).
+5. State (A:0.10.1.0+ ``GMM.readGroupMessageValue``): ``if (members.isEmpty) Empty else
+   Stable``; groups with offsets but no group metadata are created ``Empty``
+   (A:2.3.0 ``new GroupMetadata(groupId, Empty, time)``; A:0.10.1.0 ``new GroupMetadata(groupId)``
+   whose default state is ``Empty``). A:0.9.0.1 / A:0.10.0.1 ``GroupMetadata``: every loaded
+   group starts ``Stable``; offsets without a group have no group object (DescribeGroup:
+   ``Dead``).
+6. Unknown key versions: up to A:3.4.0 ``GMM.readMessageKey`` throws (``Unknown group
+   metadata message version``; A:0.9.0.1 ``KafkaException("Unknown offset schema version")``),
+   which aborts the whole partition's load ("Error loading offsets from ..."). A:3.5.0+
+   warns "Unknown message key with version N ... Ignoring it." and goes on.
+7. The new coordinator (A:3.7.0+ when ``group.coordinator.new.enable``; default in 4.0;
+   A:3.8.0 ``core/.../group/CoordinatorLoaderImpl.scala``, ``group-coordinator/.../
+   OffsetMetadataManager.java``): ``replay(record.offset(), batch.producerId, ...)``: the
+   offset ``olderThan`` compares is the record's own offset; a commit is transactional when
+   ``producerId != NO_PRODUCER_ID``; a tombstone removes the committed offset AND the pending
+   ones of every open transaction of the group; control records: COMMIT/ABORT only, every
+   record of the control batch; a COMMIT replaces an existing offset only if the pending
+   one's record offset is greater; unknown record types are skipped with a warning.
+8. Where the load ends: A:0.9.0.1 / A:0.10.1.0 the high watermark (``getHighWatermark``);
+   A:0.11.0.0+ the log end offset (A:2.3.0 ``logEndOffset``). We replay every whole record
+   on disk, which is the log end offset (and, for a single replica, the high watermark too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from offsets_auditor.versions import KafkaVersion
+
+
+class LoadStart(StrEnum):
+    FIRST_SEGMENT = "first-segment"
+    LOG_START_OFFSET = "log-start-offset"
+
+
+class CommitOffsetOf(StrEnum):
+    """Which offset stands for a commit in ``olderThan`` comparisons (rules 4 and 7)."""
+
+    BATCH_BASE_OFFSET = "batch-base-offset"
+    FIRST_RECORD_OF_BATCH = "first-record-of-batch"
+    RECORD = "record"
+
+
+@dataclass(frozen=True, slots=True)
+class LoaderRules:
+    """The load semantics of one broker version (see the module docstring, rules 1-7)."""
+
+    version: KafkaVersion
+    start: LoadStart
+    transactions: bool
+    commit_offset_of: CommitOffsetOf
+    unknown_key_fails_load: bool
+    empty_state: bool
+    new_coordinator: bool
+
+    @property
+    def label(self) -> str:
+        coordinator = "new coordinator" if self.new_coordinator else "classic coordinator"
+        return f"Kafka {self.version} ({coordinator})"
+
+
+def loader_rules(version: KafkaVersion | str, new_coordinator: bool | None = None) -> LoaderRules:
+    """The loader of ``version``. ``new_coordinator``: whether the KIP-848 coordinator runs;
+    ``None`` means the version's default (off before 4.0, on from 4.0; it exists from 3.7).
+    """
+    v = KafkaVersion.parse(version) if isinstance(version, str) else version
+    new = v.at_least("4.0") if new_coordinator is None else new_coordinator
+    if new and not v.at_least("3.7"):
+        raise ValueError(f"Kafka {v} has no new group coordinator (it came in 3.7)")
+    if new:
+        commit_offset_of = CommitOffsetOf.RECORD
+    elif v.at_least("1.1"):
+        commit_offset_of = CommitOffsetOf.FIRST_RECORD_OF_BATCH
+    else:
+        commit_offset_of = CommitOffsetOf.BATCH_BASE_OFFSET
+    return LoaderRules(
+        version=v,
+        start=LoadStart.LOG_START_OFFSET if v.at_least("0.11") else LoadStart.FIRST_SEGMENT,
+        transactions=v.at_least("0.11"),
+        commit_offset_of=commit_offset_of,
+        unknown_key_fails_load=not new and not v.at_least("3.5"),
+        empty_state=v.at_least("0.10.1"),
+        new_coordinator=new,
+    )
