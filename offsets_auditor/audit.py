@@ -37,6 +37,8 @@ from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, outcome, severity_of
 from offsets_auditor.errors import TruncatedError
 from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.groups.model import GroupState
+from offsets_auditor.groups.recover import recover as recover_groups
 from offsets_auditor.logdir import LogDir, PartitionDir, offsets_partitions, read_log_dir
 from offsets_auditor.startup_checks import startup_report
 
@@ -113,6 +115,7 @@ class BrokerAudit:
     thread_deaths: int
     indexes: tuple[dict[str, Any], ...] = ()
     recovery: dict[str, Any] | None = None
+    groups: tuple[GroupState, ...] = ()
 
 
 def emulate_partition(
@@ -200,7 +203,17 @@ def judge(
     return outcome(facts)
 
 
-def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit:
+def audit_log_dir(
+    path: Path,
+    config: CleanerConfig,
+    now_ms: int,
+    *,
+    partitions_count: int | None = None,
+    with_groups: bool = True,
+) -> BrokerAudit:
+    """Audit one log dir. ``partitions_count`` is ``__consumer_offsets``' real partition count
+    when known (else inferred from the partition dirs); ``with_groups`` also recovers every
+    group's committed offsets."""
     logdir = read_log_dir(path, config.kafka_version)
     findings: list[Finding] = list(logdir.findings)
     emulated = []
@@ -250,6 +263,11 @@ def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit
     findings.extend(config_findings(logdir, config))
     indexes, recovery, startup_findings = startup_report(logdir, config.kafka_version)
     findings.extend(startup_findings)
+    groups: tuple[GroupState, ...] = ()
+    if with_groups:
+        recovered = recover_groups(logdir, config.kafka_version, partitions_count)
+        groups = recovered.groups
+        findings.extend(f for f in recovered.findings if f not in logdir.findings)
     worst = max((e.needed_entries for e in emulated), default=0)
     recommendation = (
         buffer_for(worst, config.threads, config.load_factor) if worst > capacity else None
@@ -263,6 +281,7 @@ def audit_log_dir(path: Path, config: CleanerConfig, now_ms: int) -> BrokerAudit
         deaths,
         tuple(indexes),
         recovery,
+        groups,
     )
 
 

@@ -22,6 +22,9 @@ def report_json(
         "kafka_version": str(audits[0].config.kafka_version) if audits else None,
         "brokers": [broker_json(a) for a in audits],
         "partitions": [partition_json(p, load_rate) for a in audits for p in a.partitions],
+        "groups": [
+            {"broker_id": a.log_dir.broker_id, **g.to_json()} for a in audits for g in a.groups
+        ],
         "indexes": [
             {"broker_id": a.log_dir.broker_id, **index} for a in audits for index in a.indexes
         ],

@@ -63,11 +63,21 @@ def outcome(f: Facts) -> tuple[Outcome, str]:
             f"it needs {would} but {got}: every cleaner thread dies on {f.killed_elsewhere}"
             " and no partition on this broker compacts after that",
         )
-    # 5./6. The cleaner will clean it, in one pass or several.
+    # 5./6. The cleaner will clean it, in one pass or several; an open transaction still stops
+    #    it at the last stable offset, which the reason says.
+    pinned = (
+        "; then it stops at an open transaction (the last stable offset) until that"
+        " transaction ends"
+        if f.blocked_by == "open transaction"
+        else ""
+    )
     if f.passes > 1:
-        return Outcome.MULTI_PASS, f"the dirty section needs {f.passes} passes of the offset map"
+        return (
+            Outcome.MULTI_PASS,
+            f"the dirty section needs {f.passes} passes of the offset map{pinned}",
+        )
     if f.passes == 1:
-        return Outcome.SINGLE_PASS, "the dirty section fits the offset map in one pass"
+        return Outcome.SINGLE_PASS, f"the dirty section fits the offset map in one pass{pinned}"
     # 7. An open (hanging) transaction holds the last stable offset back: nothing past it can
     #    be cleaned until the transaction ends.
     if f.blocked_by == "open transaction" and f.cleanable_bytes == 0:

@@ -67,6 +67,11 @@ def register(subparsers: Any) -> None:
         metavar="MIB_PER_S",
         help="coordinator load throughput assumed for load-time estimates (default %(default)s)",
     )
+    parser.add_argument(
+        "--no-groups",
+        action="store_true",
+        help="skip recovering every group's committed offsets (faster on huge partitions)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON document")
     parser.set_defaults(handler=run)
 
@@ -105,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 3
     now_ms = args.now if args.now is not None else int(time.time() * 1000)
+    given = dict(properties) | overrides
+    partitions_count = (
+        config.offsets_topic_partitions if "offsets.topic.num.partitions" in given else None
+    )
     audits = []
     for log_dir in args.log_dirs:
         if not log_dir.is_dir():
@@ -115,7 +124,15 @@ def run(args: argparse.Namespace) -> int:
             return 3
         if sys.stderr.isatty():
             print(f"auditing {log_dir} ...", file=sys.stderr, flush=True)
-        audits.append(audit_log_dir(log_dir, config, now_ms))
+        audits.append(
+            audit_log_dir(
+                log_dir,
+                config,
+                now_ms,
+                partitions_count=partitions_count,
+                with_groups=not args.no_groups,
+            )
+        )
     report = report_json(audits, args.load_rate * 1048576)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
