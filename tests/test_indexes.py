@@ -597,7 +597,11 @@ def _path_in_message(rest: str) -> str:
         m = pattern.search(rest)
         if m is not None:
             return m.group("path")
-    # 1.1 - 2.2 txn message has no index path: it is the .txnindex of the named log file
+    # 0.11 - 2.2 txn messages have no index path: it is the segment's .txnindex, named in the
+    # 0.11/1.0 "deleting <time>, <index>, and <txn>" list or derived from the 1.1+ log file
+    deleting = re.search(r", and (\S+\.txnindex) and rebuilding", rest)
+    if deleting is not None:
+        return deleting.group(1)
     log = re.search(r"corresponding to log file (\S+) due to", rest)
     assert log is not None, rest
     return log.group(1)[: -len(".log")] + ".txnindex"
@@ -613,6 +617,15 @@ def test_unclean_shutdown_matches_broker_restart_log(version: str) -> None:
     assert not logdir.clean_shutdown.present  # taken right after kill -9
     ours = {x.file for x in index_verdicts(logdir, v(version)) if x.verdict is Verdict.CORRUPT}
     assert ours == _corrupt_files_in_log(restart_log)
+    # not vacuous: the crashed dir holds zero-tailed preallocated indexes, which a 1.1 loader
+    # would have called corrupt (2.3.0 simply no longer checks them at load)
+    older = index_verdicts(logdir, v("1.1.0"))
+    assert any(x.verdict is Verdict.CORRUPT for x in older)
+    # after the broker's own recovery and a clean shutdown, nothing is left to rebuild
+    after = case / "kafka-logs-after"
+    if after.is_dir():
+        rebuilt = index_verdicts(read_log_dir(after, v(version)), v(version))
+        assert not [x.file for x in rebuilt if x.verdict in (Verdict.CORRUPT, Verdict.FATAL)]
 
 
 def test_restart_log_parser() -> None:
@@ -626,12 +639,16 @@ def test_restart_log_parser() -> None:
         "00000000000000000000.log due to Last offset of aborted transaction AbortedTxn(version=0,"
         " producerId=1, firstOffset=2, lastOffset=5, lastStableOffset=6) is less than start "
         "offset 10}, recovering segment and rebuilding index files...",
+        "[2017] WARN Found a corrupted index file due to requirement failed}. deleting "
+        "/d/t-3/00000000000000000000.timeindex, /d/t-3/00000000000000000000.index, and "
+        "/d/t-3/00000000000000000000.txnindex and rebuilding index... (kafka.log.Log)",
         "[2026] INFO Recovering unflushed segment 0 in log t-0. (kafka.log.Log)",
     ]
     assert _corrupt_files_in_log("\n".join(lines)) == {
         "t-0/00000000000000000000.index",
         "t-1/00000000000000000010.timeindex",
         "t-2/00000000000000000000.txnindex",
+        "t-3/00000000000000000000.txnindex",
     }
 
 
@@ -645,3 +662,47 @@ def test_checks_never_raise(data: bytes, version: str) -> None:
         assert result.passed or (result.message and result.exception)
     txn_index_check(data, BASE, v(version), X)
     assert check_offset(b"", version).passed and check_time(b"", version).passed
+
+
+# 0.9.0.1 Log.recoverLog: "Recovering unflushed segment %d in log %s."; 2.3.0 adds the log ident
+# "[Log partition=<tp>, dir=<parent>] Recovering unflushed segment <base>".
+_UNFLUSHED_09 = re.compile(r"Recovering unflushed segment (?P<base>\d+) in log (?P<part>\S+)\.")
+_UNFLUSHED_23 = re.compile(
+    r"\[Log partition=(?P<part>\S+), dir=[^\]]*\] Recovering unflushed segment (?P<base>\d+)"
+)
+
+
+def _unflushed_in_log(text: str) -> set[tuple[str, int]]:
+    found = set()
+    for line in text.splitlines():
+        match = _UNFLUSHED_09.search(line) or _UNFLUSHED_23.search(line)
+        if match is not None:
+            found.add((match.group("part"), int(match.group("base"))))
+    return found
+
+
+@pytest.mark.parametrize("version", ["0.9.0.1", "2.3.0"])
+def test_unclean_shutdown_recovery_plan_matches_broker(version: str) -> None:
+    case = UNCLEAN / f"kafka-{version}" / "unclean-shutdown"
+    if not (case / "README.md").exists():
+        pytest.skip(f"{case} not generated yet")
+    restart_log = (case / "server-restart.log").read_text(errors="replace")
+    logdir = read_log_dir(case / "kafka-logs", v(version))
+    ours = {
+        (plan.partition, r.base_offset)
+        for plan in recovery_plan(logdir, v(version))
+        for r in plan.recoveries
+        if r.reason == "unflushed"
+    }
+    assert ours == _unflushed_in_log(restart_log)
+    assert ours  # an unclean shutdown always re-reads at least the active segments
+
+
+def test_unflushed_log_parser() -> None:
+    text = (
+        "[2026] INFO Recovering unflushed segment 13091 in log __consumer_offsets-0. "
+        "(kafka.log.Log)\n"
+        "[2026] INFO [Log partition=t-1, dir=/data/kafka-logs] Recovering unflushed segment 20 "
+        "(kafka.log.Log)\n"
+    )
+    assert _unflushed_in_log(text) == {("__consumer_offsets-0", 13091), ("t-1", 20)}

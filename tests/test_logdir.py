@@ -264,3 +264,32 @@ def test_unreadable_files_are_findings(tmp_path: Path) -> None:
 def test_missing_log_dir(tmp_path: Path) -> None:
     logdir = read_log_dir(tmp_path / "nope")
     assert logdir.partitions == () and logdir.findings[0].kind == "unreadable-file"
+
+
+def test_real_0901_unclean_shutdown_dir(fixtures: Path) -> None:
+    case = fixtures / "kafka-0.9.0.1" / "unclean-shutdown"
+    if not (case / "README.md").exists():
+        pytest.skip(f"{case} not generated yet")
+    crashed = read_log_dir(case / "kafka-logs", V0901)
+    assert not crashed.clean_shutdown.present  # copied right after kill -9
+    assert crashed.findings == ()  # .lock is a known root file
+    assert _segments(crashed)["__consumer_offsets-0"] == [0, 13091]
+    p0 = crashed.partition("__consumer_offsets-0")
+    assert p0 is not None
+    # the cleaner's replaced originals, scheduled for deletion just before the kill
+    assert [(x.file.name, x.kind) for x in p0.leftovers] == [
+        ("00000000000000000000.index.deleted", LeftoverKind.DELETED),
+        ("00000000000000000000.log.deleted", LeftoverKind.DELETED),
+    ]
+    active = p0.segments[-1]
+    assert active.index is not None and active.index.size == 10485760  # preallocated
+    assert crashed.recovery_point_checkpoint is not None
+    assert crashed.recovery_point_checkpoint.offsets()[("__consumer_offsets", 0)] == 13091
+    # after the restart (recovery) and a clean shutdown, Log.loadSegments removed the .deleted
+    # files and close() trimmed the index
+    after = read_log_dir(case / "kafka-logs-after", V0901)
+    assert after.clean_shutdown.present
+    p0_after = after.partition("__consumer_offsets-0")
+    assert p0_after is not None and p0_after.leftovers == ()
+    last = p0_after.segments[-1]
+    assert last.index is not None and last.index.size < 10485760
