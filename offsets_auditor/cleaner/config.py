@@ -98,6 +98,10 @@ def cleaner_config(
     for key in sorted(merged, key=lambda k: k in _TOPIC_LEVEL):
         if key not in _PROPERTIES:
             continue
+        if key == "offsets.topic.segment.bytes" and not version.at_least("0.10.1"):
+            # KAFKA-3718: before 0.10.1.0 GroupCoordinator.create never passed it on; the topic
+            # was created with segment.bytes=104857600 (a topic override still applies)
+            continue
         name, kind = _PROPERTIES[key]
         values[name] = _parse(key, merged[key].strip(), kind)
     values.setdefault("enabled", default_cleaner_enabled(version))
