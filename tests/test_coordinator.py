@@ -1,0 +1,78 @@
+"""The coordinator partition, with Java's String.hashCode and Kafka's Utils.abs.
+
+Expected hashes are Java's, computed by hand from ``h = 31*h + c`` over UTF-16 code units with
+int32 overflow; each case says why it matters.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from offsets_auditor.cli.main import main
+from offsets_auditor.coordinator import coordinator_partition, java_string_hash, kafka_abs
+
+
+def reference_hash(text: str) -> int:
+    """A second, deliberately naive implementation: one UTF-16 unit at a time."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (h * 31 + int.from_bytes(data[i : i + 2], "big")) % 2**32
+    return h - 2**32 if h >= 2**31 else h
+
+
+CASES = [
+    # 1. The empty string hashes to 0, so it lives in partition 0.
+    ("", 0, 0),
+    # 2. A plain ASCII id.
+    ("usercenter", reference_hash("usercenter"), None),
+    # 3. "polygenelubricants".hashCode() == Integer.MIN_VALUE: Math.abs would stay negative;
+    #    Kafka's Utils.abs maps it to 0, so the partition is 0 for every partition count.
+    ("polygenelubricants", -(2**31), 0),
+    # 4. A negative hash that is not MIN_VALUE: abs() of it.
+    ("orders", reference_hash("orders"), None),
+    # 5. A character outside the BMP counts as two surrogate units: U+1F600 is D83D DE00.
+    ("\U0001f600", 31 * 0xD83D + 0xDE00, None),
+    # 6. Non-Latin text, BMP only.
+    ("группа", reference_hash("группа"), None),
+]
+
+
+@pytest.mark.parametrize(("group", "expected_hash", "expected_partition"), CASES)
+def test_java_hash_and_partition(
+    group: str, expected_hash: int, expected_partition: int | None
+) -> None:
+    assert java_string_hash(group) == expected_hash
+    for partitions in (1, 4, 50, 51):
+        partition = coordinator_partition(group, partitions)
+        assert 0 <= partition < partitions
+        if expected_partition is not None:
+            assert partition == expected_partition
+        assert partition == kafka_abs(expected_hash) % partitions
+
+
+def test_negative_hash_case_really_is_negative() -> None:
+    assert java_string_hash("orders") < 0
+
+
+def test_kafka_abs() -> None:
+    assert kafka_abs(-(2**31)) == 0
+    assert kafka_abs(-5) == 5
+    assert kafka_abs(2**31 - 1) == 2**31 - 1
+
+
+def test_real_broker_placement(capsys: pytest.CaptureFixture[str]) -> None:
+    """The real 0.9.0.1 broker of the cleaner-died fixture (4 partitions) put group g1 in
+    partition 2 and usercenter in partition 0 (their records are in those partition dirs)."""
+    assert main(["coordinator", "g1", "usercenter", "--partitions", "4", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines == [
+        {"group": "g1", "partition": 2, "partitions": 4},
+        {"group": "usercenter", "partition": 0, "partitions": 4},
+    ]
+
+
+def test_rejects_non_positive_partition_count(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coordinator", "g", "--partitions", "0"]) == 2
