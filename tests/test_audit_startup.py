@@ -13,8 +13,9 @@ from offsets_auditor.cli.main import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UNCLEAN = [("kafka-0.9.0.1/unclean-shutdown", "0.9.0.1"), ("kafka-2.3.0/unclean-shutdown", "2.3.0")]
-#: 0.9.0.1 Log.loadSegments: "Found a corrupted index file, <path>, deleting and rebuilding index...";
-#: 2.3.0 Log.loadSegmentFiles: "Found a corrupted index file corresponding to log file <path> due to"
+#: 0.9.0.1 Log.loadSegments: "Found a corrupted index file, <path>, deleting and rebuilding
+#: index..."; 2.3.0 Log.loadSegmentFiles: "Found a corrupted index file corresponding to log
+#: file <path> due to"
 RECOVERING = re.compile(r"Recovering unflushed segment \d+")
 CORRUPT = re.compile(r"Found a corrupted index file(?:,| corresponding to log file) (\S+?),? ")
 
@@ -45,12 +46,11 @@ def test_corrupt_indexes_are_the_ones_the_broker_rebuilt(
         assert expected, "the real 0.9.0.1 restart rebuilt indexes"
     main(["audit", str(fixture / "kafka-logs"), "--kafka-version", version, "--json"])
     report = json.loads(capsys.readouterr().out)
-    corrupt = {
-        i["file"].rsplit(".", 1)[0] for i in report["indexes"] if i["verdict"] == "corrupt"
-    }
+    corrupt = {i["file"].rsplit(".", 1)[0] for i in report["indexes"] if i["verdict"] == "corrupt"}
     assert corrupt == expected
     # and it re-reads the segments the broker logged as "Recovering unflushed segment"
-    recovered = len(RECOVERING.findall((fixture / "server-restart.log").read_text(errors="replace")))
+    restart_log = (fixture / "server-restart.log").read_text(errors="replace")
+    recovered = len(RECOVERING.findall(restart_log))
     ours = report["brokers"][0]["recovery"]["by_partition"]
     assert sum(1 for p in ours for s in p["segments"] if s["reason"] == "unflushed") == recovered
     assert report["brokers"][0]["clean_shutdown"] is False

@@ -107,9 +107,9 @@ def test_cleaner_died_fixture(capsys: pytest.CaptureFixture[str]) -> None:
     assert p2["cleaner"]["outcome"] == "thread-death"
     assert p2["cleaner"]["capacity"] == 39321
     assert p2["cleaner"]["message"] == (
-        "requirement failed: 61680 messages in segment __consumer_offsets-2/00000000000000000000.log"
-        " but offset map can fit only 39321. You can increase log.cleaner.dedupe.buffer.size or"
-        " decrease log.cleaner.threads"
+        "requirement failed: 61680 messages in segment"
+        " __consumer_offsets-2/00000000000000000000.log but offset map can fit only 39321."
+        " You can increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads"
     )
     # p3 fits the map, but the only thread dies first: it has never been compacted
     assert p3["cleaner"]["outcome"] == "blocked"

@@ -40,7 +40,8 @@ OUTCOME_CASES = [
     ),
     # 3. The same exception on 2.1+ only marks the partition uncleanable: blocked, thread lives.
     (3, replace(HEALTHY, failure_message="boom", failure_kills_thread=False), Outcome.BLOCKED),
-    # 4. Every thread dies elsewhere before this partition's passes happen: blocked although it fits.
+    # 4. Every thread dies elsewhere before this partition's passes happen: blocked although it
+    #    fits.
     (
         4,
         replace(HEALTHY, killed_elsewhere="__consumer_offsets-2", passes_before_blocked=0),

@@ -12,7 +12,8 @@ from pathlib import Path
 
 _BEGIN = re.compile(r"Cleaner (\d+): Beginning cleaning of log (\S+)\.")
 _BUILD = re.compile(
-    r"Cleaner (\d+): Building offset map for log (\S+) for (\d+) segments in offset range \[(\d+), (\d+)\)\."
+    r"Cleaner (\d+): Building offset map for log (\S+) for (\d+) segments"
+    r" in offset range \[(\d+), (\d+)\)\."
 )
 _BANNER = re.compile(
     r"Log cleaner thread (\d+) cleaned log (\S+) \(dirty section = \[(\d+), (\d+)\]\)"
