@@ -223,9 +223,9 @@ def test_needed_entries_split_into_parts_is_the_same(
     from offsets_auditor.cleaner.partition_scan import distinct_keys, scan_partition
     from offsets_auditor.logdir import offsets_partitions, read_log_dir
 
-    entries = [("v2", [(k % 29, "value") for k in range(i, i + 5)], True) for i in range(40)]
+    entries = [("v2", [(k, "value") for k in range(i, i + 5)], True) for i in range(0, 3000, 4)]
     log_dir = build_partition(
-        tmp_path, [entries[:20], entries[20:], [("v0", [(3, "value")], True)]], 2
+        tmp_path, [entries[:400], entries[400:], [("v0", [(3, "value")], True)]], 2
     )
     answers = []
     for switch, limit in (("1", 16 * 1024), ("1", 0), ("0", 0)):
@@ -233,6 +233,7 @@ def test_needed_entries_split_into_parts_is_the_same(
         scan = scan_partition(offsets_partitions(read_log_dir(log_dir))[0])
         answers.append(distinct_keys(scan.partition, list(scan.segments), 3, 10**9, limit))
     assert answers[0] == answers[1] == answers[2]
+    assert answers[0][0][-1] > 2 * 768  # more keys than one 16 KiB part holds: several sweeps
 
 
 # -- 3. real broker log dirs ---------------------------------------------------------------------

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from offsets_auditor import fs
+from offsets_auditor.cleaner import fast
+from offsets_auditor.cleaner.offset_map import KeySet
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir import PartitionDir, Segment
 from offsets_auditor.records.control import decode_control
-from offsets_auditor.records.log_file import read_batches
 from offsets_auditor.records.model import Batch
 
 
@@ -152,15 +152,52 @@ def segment_batches(
     partition: PartitionDir, segment: SegmentInfo | Segment, errors: list[DecodeError] | None = None
 ) -> Iterator[Batch]:
     """The decodable batches of one segment, in order; problems go to ``errors``."""
+    path, label = _where(partition, segment)
+    return fast.walk(path, label, None, errors)
+
+
+def _where(partition: PartitionDir, segment: SegmentInfo | Segment) -> tuple[Path, str]:
     path = partition.path / (segment.file if isinstance(segment, SegmentInfo) else segment.log.name)
-    label = f"{partition.name}/{path.name}"
-    with fs.ReadOnlyFile(path) as source:
-        for item in read_batches(source, file=label):
-            if isinstance(item, DecodeError):
-                if errors is not None:
-                    errors.append(item)
-                continue
-            yield item
+    return path, f"{partition.name}/{path.name}"
+
+
+@dataclass(slots=True)
+class _SegmentStats:
+    """What the scan learns about one segment while reading it."""
+
+    last: int
+    largest: int = -1
+    first_ts: int = -1
+    records: int = 0
+    batches: int = 0
+
+
+class _Writers:
+    """Per group writes: a dict of :class:`GroupWrites`, or the C table when it is in use (the
+    C lane adds to it directly; the same additions in the same order either way)."""
+
+    def __init__(self, accelerate: bool) -> None:
+        self.table = fast.C.WriterTable() if accelerate else None
+        self.writers: dict[str, GroupWrites] = {}
+
+    def add(self, group: str, share: float, ts: int) -> None:
+        if self.table is not None:
+            self.table.add(group, share, ts)
+            return
+        w = self.writers.get(group)
+        if w is None:
+            w = self.writers[group] = GroupWrites()
+        w.records += 1
+        w.bytes += share
+        if ts >= 0:
+            if w.first_timestamp < 0 or ts < w.first_timestamp:
+                w.first_timestamp = ts
+            w.last_timestamp = max(w.last_timestamp, ts)
+
+    def result(self) -> dict[str, GroupWrites]:
+        if self.table is None:
+            return self.writers
+        return {g: GroupWrites(n, b, first, last) for g, n, b, first, last in self.table.items()}
 
 
 def scan_partition(partition: PartitionDir) -> PartitionScan:
@@ -168,61 +205,166 @@ def scan_partition(partition: PartitionDir) -> PartitionScan:
     errors: list[DecodeError] = []
     infos: list[SegmentInfo] = []
     txns = TransactionState()
-    writers: dict[str, GroupWrites] = {}
+    writers = _Writers(fast.enabled())
     total = 0
     for segment in partition.segments:
-        largest = -1
-        first_ts = -1
-        last = segment.base_offset - 1
-        records = batches = 0
-        for batch in segment_batches(partition, segment, errors):
-            header = batch.header
-            batches += 1
-            records += len(batch.records)
-            if first_ts < 0 and batch.records:
-                first_ts = header.max_timestamp if header.magic == 2 else batch.records[0].timestamp
-            if header.magic == 2:
-                largest = max(largest, header.max_timestamp)
-                last = max(last, header.last_offset)
-            elif batch.records:
-                largest = max(largest, max(r.timestamp for r in batch.records))
-                last = max(last, batch.records[-1].offset)
-            _track_transactions(batch, txns)
-            if not header.is_control and batch.records:
-                share = header.size / len(batch.records)
-                for record in batch.records:
-                    group = group_of_key(record.key)
-                    if group is None:
-                        continue
-                    w = writers.get(group)
-                    if w is None:
-                        w = writers[group] = GroupWrites()
-                    w.records += 1
-                    w.bytes += share
-                    ts = record.timestamp
-                    if ts < 0:
-                        ts = commit_timestamp_of(record.key, record.value)
-                    if ts >= 0:
-                        if w.first_timestamp < 0 or ts < w.first_timestamp:
-                            w.first_timestamp = ts
-                        w.last_timestamp = max(w.last_timestamp, ts)
-        total += records
+        stats = _SegmentStats(last=segment.base_offset - 1)
+        path, label = _where(partition, segment)
+        lane = _scan_lane(stats, writers.table) if writers.table is not None else None
+        for batch in fast.walk(path, label, lane, errors):
+            _scan_batch(batch, stats, txns, writers)
+        total += stats.records
+        last = stats.last
         infos.append(
             SegmentInfo(
                 base_offset=segment.base_offset,
                 next_offset=last + 1 if last >= segment.base_offset else segment.base_offset,
                 size=segment.log.size,
                 mtime_ms=segment.log.mtime_ms,
-                largest_timestamp=largest,
-                first_batch_timestamp=first_ts,
-                records=records,
-                batches=batches,
+                largest_timestamp=stats.largest,
+                first_batch_timestamp=stats.first_ts,
+                records=stats.records,
+                batches=stats.batches,
                 file=segment.log.name,
-                path=partition.path / segment.log.name,
+                path=path,
             )
         )
     log_end = infos[-1].next_offset if infos else 0
-    return PartitionScan(partition, tuple(infos), txns, tuple(errors), total, log_end, writers)
+    return PartitionScan(
+        partition, tuple(infos), txns, tuple(errors), total, log_end, writers.result()
+    )
+
+
+def _scan_lane(stats: _SegmentStats, table: fast.C.WriterTable) -> fast.Lane:
+    def lane(view: memoryview, start: int, end: int) -> int:
+        next_rel, batches, records, stats.first_ts, stats.largest, stats.last = fast.C.scan_window(
+            view, start, end, table, stats.first_ts, stats.largest, stats.last
+        )
+        stats.batches += batches
+        stats.records += records
+        return next_rel
+
+    return lane
+
+
+def _scan_batch(
+    batch: Batch, stats: _SegmentStats, txns: TransactionState, writers: _Writers
+) -> None:
+    header = batch.header
+    stats.batches += 1
+    stats.records += len(batch.records)
+    if stats.first_ts < 0 and batch.records:
+        stats.first_ts = header.max_timestamp if header.magic == 2 else batch.records[0].timestamp
+    if header.magic == 2:
+        stats.largest = max(stats.largest, header.max_timestamp)
+        stats.last = max(stats.last, header.last_offset)
+    elif batch.records:
+        stats.largest = max(stats.largest, max(r.timestamp for r in batch.records))
+        stats.last = max(stats.last, batch.records[-1].offset)
+    _track_transactions(batch, txns)
+    if not header.is_control and batch.records:
+        share = header.size / len(batch.records)
+        for record in batch.records:
+            group = group_of_key(record.key)
+            if group is None:
+                continue
+            ts = record.timestamp
+            if ts < 0:
+                ts = commit_timestamp_of(record.key, record.value)
+            writers.add(group, share, ts)
+
+
+def distinct_keys(
+    partition: PartitionDir,
+    segments: list[SegmentInfo],
+    low: int,
+    high: int,
+    limit: int = 0,
+) -> tuple[list[int], bool]:
+    """The distinct keys of the records with ``low <= offset < high`` of the non-control
+    batches of ``segments``: how many there are before each segment (and, last, in all), and
+    whether the last such record's key was new.
+
+    With the C extension the digests are kept in at most ``limit`` bytes (0: no limit): when
+    they do not fit, they are counted part by part (by digest), one sweep of the segments per
+    part, so the memory stays that of the offset map being advised on."""
+    parts = 1
+    while True:
+        counted = _count_keys(partition, segments, low, high, limit, parts)
+        if counted is not None:
+            return counted
+        parts *= 2
+
+
+def _count_keys(
+    partition: PartitionDir,
+    segments: list[SegmentInfo],
+    low: int,
+    high: int,
+    limit: int,
+    parts: int,
+) -> tuple[list[int], bool] | None:
+    before = [0] * (len(segments) + 1)
+    last_was_new = False
+    for part in range(parts):
+        keys = KeySet(limit, parts, part)
+        # number the in-range keyed records: the part holding the last one says if it was new
+        sweep = [0, -1, 0]  # next number, number of the last one added, was it new
+        for index, seg in enumerate(segments):
+            before[index] += keys.size
+            if not _add_keys(partition, seg, keys, low, high, sweep):
+                return None
+        before[-1] += keys.size
+        if sweep[1] >= 0 and sweep[1] == sweep[0] - 1:
+            last_was_new = bool(sweep[2])
+    return before, last_was_new
+
+
+def _add_keys(
+    partition: PartitionDir,
+    segment: SegmentInfo,
+    keys: KeySet,
+    low: int,
+    high: int,
+    sweep: list[int],
+) -> bool:
+    """One segment of a sweep; False when the part's keys did not fit."""
+    path, label = _where(partition, segment)
+    lane: fast.Lane | None = None
+    digests = keys.c_set
+    if digests is not None:
+
+        def lane(view: memoryview, start: int, end: int) -> int:
+            next_rel, sweep[0], added, new = fast.C.needed_window(
+                view, start, end, digests, low, high, sweep[0]
+            )
+            if added >= 0:
+                sweep[1], sweep[2] = added, new
+            if digests.overflowed:
+                raise _Overflowed
+            return next_rel
+
+    try:
+        for batch in fast.walk(path, label, lane):
+            if batch.header.is_control:
+                continue
+            for record in batch.records:
+                if record.key is None or not low <= record.offset < high:
+                    continue
+                number = sweep[0]
+                sweep[0] += 1
+                new = keys.add(record.key)
+                if new >= 0:
+                    sweep[1], sweep[2] = number, new
+            if keys.overflowed:
+                return False
+    except _Overflowed:
+        return False
+    return not keys.overflowed
+
+
+class _Overflowed(Exception):
+    """A sweep's part did not fit: the walk stops there."""
 
 
 def _track_transactions(batch: Batch, txns: TransactionState) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from offsets_auditor.cleaner import behaviour
+from offsets_auditor.cleaner.capacity import BYTES_PER_ENTRY, slots
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.cleaner.offset_map import OffsetMap
-from offsets_auditor.cleaner.partition_scan import PartitionScan, segment_batches
+from offsets_auditor.cleaner.partition_scan import PartitionScan, distinct_keys
 
 
 def needed_entries(scan: PartitionScan, config: CleanerConfig, first_dirty: int, upper: int) -> int:
@@ -18,25 +18,21 @@ def needed_entries(scan: PartitionScan, config: CleanerConfig, first_dirty: int,
       last new key (a full map stops at the next keyed record, even a duplicate).
     """
     era = behaviour.map_era(config.kafka_version)
-    keys = OffsetMap(2**62, 1.0)
-    need = 0
-    last_was_new = False
-    for seg in scan.segments:
-        if seg.next_offset <= first_dirty or seg.base_offset >= upper:
-            continue
-        if era == behaviour.MapEra.SEGMENT_SPAN:
-            need = max(need, keys.size + seg.next_offset - seg.base_offset)
-        for batch in segment_batches(scan.partition, seg):
-            if batch.header.is_control:
-                continue
-            for record in batch.records:
-                if record.key is None or not first_dirty <= record.offset < upper:
-                    continue
-                before = keys.size
-                keys.put(record.key, record.offset)
-                last_was_new = keys.size > before
+    dirty = [
+        seg for seg in scan.segments if seg.next_offset > first_dirty and seg.base_offset < upper
+    ]
+    # counted within the memory of the offset map being advised on (see distinct_keys)
+    limit = slots(config.memory_per_thread) * BYTES_PER_ENTRY
+    before, last_was_new = distinct_keys(scan.partition, dirty, first_dirty, upper, limit)
     if era == behaviour.MapEra.SEGMENT_SPAN:
-        return need
-    if not keys.size:
+        return max(
+            (
+                keys + seg.next_offset - seg.base_offset
+                for keys, seg in zip(before[:-1], dirty, strict=True)
+            ),
+            default=0,
+        )
+    total = before[-1]
+    if not total:
         return 0
-    return keys.size + (0 if last_was_new else 1)
+    return total + (0 if last_was_new else 1)

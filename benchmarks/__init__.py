@@ -1,0 +1,1 @@
+"""Performance targets and how they are measured (see ``benchmarks/README.md``)."""
