@@ -13,22 +13,41 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from offsets_auditor.records.log_file import FastLane
+from offsets_auditor.records.log_file import (
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_WINDOW_BYTES,
+    HEADER_SIZE_UP_TO_MAGIC,
+    FastLane,
+)
 
 #: Set to "0" to turn the C fast lane off (tests, or to compare).
 ENV_SWITCH = "OFFSETS_AUDITOR_SPEEDUPS"
 
 
-def summary_fast_lane() -> FastLane | None:
-    """The C summary lane, or ``None`` when the extension is missing or switched off."""
+def summary_fast_lane(
+    *, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES, window_bytes: int = DEFAULT_WINDOW_BYTES
+) -> FastLane | None:
+    """The C summary lane, or ``None`` when the extension is missing or switched off.
+
+    ``max_batch_bytes``/``window_bytes`` are the walk's limits (``read_batches``). The lane
+    takes any whole entry of the window it is given, but the walk reports an entry larger than
+    ``max_batch_bytes`` as an error: when the window can hold such an entry, the lane is only
+    shown ``max_batch_bytes`` at a time (every whole entry in there is small enough)."""
     if os.environ.get(ENV_SWITCH, "1") == "0":
         return None
     try:
-        from offsets_auditor import _speedups  # type: ignore[attr-defined]
+        from offsets_auditor import _speedups
     except ImportError:
         return None
-    lane: FastLane = _speedups.scan_offset_commits
-    return lane
+    scan = _speedups.scan_offset_commits
+    if max_batch_bytes >= max(window_bytes, HEADER_SIZE_UP_TO_MAGIC):
+        lane: FastLane = scan
+        return lane
+
+    def bounded(window: memoryview, start: int, end: int, position: int) -> tuple[int, Any]:
+        return scan(window, start, min(end, start + max(max_batch_bytes, 0)), position)
+
+    return bounded
 
 
 def totals_keys() -> tuple[str, ...]:

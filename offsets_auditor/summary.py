@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from offsets_auditor.decode import DecodedRecord, decode_batch_records
+from offsets_auditor.decode import DecodedRecord, KeyCache, decode_batch_records
 from offsets_auditor.errors import DecodeError, TruncatedError
 from offsets_auditor.fastlane import summary_fast_lane
 from offsets_auditor.records.compression import Codec
@@ -107,6 +107,10 @@ def _codec(codec: int) -> str:
         return f"unknown({codec})"
 
 
+def _lane_limits(limits: Mapping[str, int]) -> dict[str, int]:
+    return {k: v for k, v in limits.items() if k in ("max_batch_bytes", "window_bytes")}
+
+
 def summarize_segment(
     source: ByteSource, *, file: str | None = None, accelerate: bool = True, **limits: int
 ) -> Iterator[DecodeError | SegmentTotals]:
@@ -114,7 +118,8 @@ def summarize_segment(
     found, then the :class:`SegmentTotals` last. ``accelerate`` lets the C fast lane take the
     common entries (same totals either way)."""
     totals = SegmentTotals(bytes=source.size)
-    lane = summary_fast_lane() if accelerate else None
+    lane = summary_fast_lane(**_lane_limits(limits)) if accelerate else None
+    keys: KeyCache = {}
     for item in read_batches(
         source, file=file, fast_lane=lane, on_fast_lane=totals.add_fast_lane, **limits
     ):
@@ -123,7 +128,7 @@ def summarize_segment(
             yield item
             continue
         first = True
-        for decoded in decode_batch_records(item, file):
+        for decoded in decode_batch_records(item, file, keys):
             if isinstance(decoded, DecodeError):
                 totals.add_error(decoded)
                 yield decoded

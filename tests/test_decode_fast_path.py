@@ -170,3 +170,44 @@ def test_common_forms_take_the_fast_path() -> None:
         parsed = offset_commit_key(struct.pack(">h", 1) + key)
         assert parsed is not None
         assert check_value(parsed, struct.pack(">h", version) + body) is not None
+
+
+# -- the text dump's shortcut --------------------------------------------------------------------
+
+
+def slow_text(data: bytes, **limits: int) -> list[str]:
+    lines = []
+    for item in decode_segment(BytesSource(data), file="seg.log", **limits):
+        lines.append(str(item) if isinstance(item, DecodeError) else render.record_to_text(item))
+    return lines
+
+
+def fast_text(data: bytes, **limits: int) -> list[str]:
+    return [str(item) for item in render.segment_text(BytesSource(data), file="seg.log", **limits)]
+
+
+@pytest.mark.parametrize("segment", REAL_SEGMENTS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_segment_text_is_the_text_of_every_decoded_record(segment: Path) -> None:
+    data = segment.read_bytes()
+    assert fast_text(data) == slow_text(data)
+
+
+def test_segment_text_of_everything_and_damage() -> None:
+    from tests.test_fastlane import mixed_segment
+
+    data = mixed_segment()
+    assert fast_text(data) == slow_text(data)
+    assert fast_text(data, window_bytes=100) == slow_text(data, window_bytes=100)
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys(), st.one_of(st.none(), values()), st.sampled_from([0, 1, 2]))
+def test_segment_text_of_generated_records(key: bytes, value: bytes | None, magic: int) -> None:
+    from tests.test_fastlane import commit_key, legacy, v2_batch, v2_record
+
+    if magic == 2:
+        entry = v2_batch(5, [v2_record(0, key, value), v2_record(1, commit_key(), value)])
+    else:
+        entry = legacy(5, key, value, magic=magic)
+    data = entry + legacy(9, key, value)
+    assert fast_text(data) == slow_text(data)

@@ -1,10 +1,11 @@
-"""``offsets-auditor dump``: Kafka's ``kafka-dump-log --offsets-decoder``, for people and scripts."""
+"""``offsets-auditor dump``: Kafka's ``kafka-dump-log --offsets-decoder`` for people and scripts."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -12,7 +13,7 @@ from offsets_auditor import fs
 from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.records.log_file import DEFAULT_DECOMPRESS_LIMIT, DEFAULT_MAX_BATCH_BYTES
-from offsets_auditor.render import error_to_json, error_to_text, record_to_json, record_to_text
+from offsets_auditor.render import error_to_json, error_to_text, record_to_json_line, segment_text
 from offsets_auditor.summary import SegmentTotals, summarize_segment
 
 
@@ -93,12 +94,22 @@ def run(args: argparse.Namespace) -> int:
                         per_file.append({"file": name, **entry.to_json()})
                         totals.merge(entry)
                 continue
-            for item in decode_segment(source, file=name, **limits):
+            lines: list[str] = []
+            items: Iterator[str | DecodedRecord | DecodeError] = (
+                decode_segment(source, file=name, **limits)
+                if args.json
+                else segment_text(source, file=name, **limits)
+            )
+            for item in items:
                 if isinstance(item, DecodeError):
                     problems += 1
+                    _flush(out, lines)  # keep records and problems in order on a terminal
                     _report(err, args, item)
-                else:
-                    _print_record(out, args, item)
+                    continue
+                lines.append(item if isinstance(item, str) else record_to_json_line(item))
+                if len(lines) >= _LINES_PER_WRITE:
+                    _flush(out, lines)
+            _flush(out, lines)
     if args.summary:
         total = totals.to_json()
         total.pop("first_offset")
@@ -108,13 +119,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _print_record(out: TextIO, args: argparse.Namespace, item: DecodedRecord) -> None:
-    if args.json:
-        out.write(json.dumps(record_to_json(item), ensure_ascii=False, separators=(",", ":")))
-        out.write("\n")
-    else:
-        out.write(record_to_text(item))
-        out.write("\n")
+#: Records are rendered into lines and written this many at a time.
+_LINES_PER_WRITE = 512
+
+
+def _flush(out: TextIO, lines: list[str]) -> None:
+    if lines:
+        lines.append("")
+        out.write("\n".join(lines))
+        lines.clear()
 
 
 def _report(err: TextIO, args: argparse.Namespace, error: DecodeError) -> None:

@@ -3,11 +3,15 @@
 A *batch* is one top-level entry of a ``.log`` file: a v2 record batch, or a legacy (magic 0/1)
 message, which is either a plain message (a batch of one record) or a compressed wrapper whose
 value holds an inner message set. Every record of a batch shares the batch's file position.
+
+The three types are ``NamedTuple``s, not frozen dataclasses: the decoder builds one of each per
+entry, and a tuple is built in a third of the time (see ``benchmarks/README.md``). They are
+immutable values all the same; compare them with other instances of the same type only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
 
 #: v0 messages carry no timestamp; Kafka reports them as ``NoTimestampType`` with ``-1``.
 NO_TIMESTAMP = -1
@@ -25,11 +29,10 @@ class TimestampType:
     CREATE_TIME = 0
     LOG_APPEND_TIME = 1
 
-    NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
+    NAMES: ClassVar[dict[int, str]] = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
 
 
-@dataclass(frozen=True, slots=True)
-class BatchHeader:
+class BatchHeader(NamedTuple):
     """The header fields of a top-level entry, in Kafka's names (``DefaultRecordBatch``).
 
     For a legacy message, ``base_offset`` is the offset of its first (inner) record and
@@ -61,8 +64,7 @@ class BatchHeader:
         return self.last_offset + 1
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     """One record (v2) or message (v0/v1). ``key``/``value`` are ``None`` when null; a null
     value is a tombstone. ``magic`` is the record's own magic, which for an inner message of a
     legacy wrapper can differ from the wrapper's (KAFKA-4298)."""
@@ -79,8 +81,7 @@ class Record:
         return self.value is None
 
 
-@dataclass(frozen=True, slots=True)
-class Batch:
+class Batch(NamedTuple):
     """A decoded top-level entry with all of its records (bounded by the batch size limit)."""
 
     header: BatchHeader

@@ -1,0 +1,642 @@
+/*
+ * offsets_auditor._speedups: the C fast lane of the segment summary (optional extension).
+ *
+ * One function, scan_offset_commits(window, start, end, file_position) -> (next_rel, totals),
+ * the FastLane contract of offsets_auditor/records/log_file.py. From window offset `start` it
+ * consumes consecutive WHOLE entries of window[start:end] that are either
+ *
+ *   - magic 0/1 plain messages (codec none): Kafka 0.9.0.1 Message.scala / 3.8 LegacyRecord.java
+ *       offset:int64 size:int32 crc:uint32 magic:int8 attributes:int8 [timestamp:int64 if magic 1]
+ *       key_length:int32 key value_length:int32 value        (CRC-32 over magic..end)
+ *   - magic 2 uncompressed, non-control record batches: DefaultRecordBatch.java
+ *       baseOffset:int64 length:int32 partitionLeaderEpoch:int32 magic:int8 crc:uint32
+ *       attributes:int16 lastOffsetDelta:int32 baseTimestamp:int64 maxTimestamp:int64
+ *       producerId:int64 producerEpoch:int16 baseSequence:int32 recordsCount:int32 records
+ *       (CRC-32C over attributes..end); record = length:varint attributes:int8
+ *       timestampDelta:varlong offsetDelta:varint keyLength:varint key valueLength:varint value
+ *       headersCount:varint (keyLength:varint key valueLength:varint value)*
+ *
+ * whose CRC is valid, whose framing is exactly what the Python decoder accepts
+ * (offsets_auditor/records/legacy.py, default.py, varint.py), and whose every record is an
+ * OffsetCommitKey v0/v1 (int16 version, string group, string topic, int32 partition, nothing
+ * after) with a null value (tombstone) or an OffsetCommitValue v0-v3 whose fields all fit
+ * (trailing bytes after a value are allowed; offsets_auditor/schemas/classic.py).
+ *
+ * At the first entry that is anything else it stops and returns that entry's window offset: the
+ * Python decoder takes it from there. This code never reports a problem, never reads outside
+ * window[start:end] whatever the bytes say, and allocates nothing proportional to any length.
+ *
+ * The totals dict carries the SegmentTotals fields (offsets_auditor/summary.py) for what was
+ * consumed: batches, records, tombstones, transactional_records, valid_bytes, first_offset,
+ * last_offset, records_by_key, values_by_version, codecs, magics.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_SSE42_CRC32C 1
+#include <nmmintrin.h>
+#endif
+
+/* ---------------------------------------------------------------- CRCs (slice-by-8) -- */
+
+/* Reflected polynomials: CRC-32 (zlib, java.util.zip.CRC32) and CRC-32C (Castagnoli). */
+#define POLY_CRC32 0xEDB88320u
+#define POLY_CRC32C 0x82F63B78u
+
+static uint32_t crc32_table[8][256];
+static uint32_t crc32c_table[8][256];
+#ifdef HAVE_SSE42_CRC32C
+static int have_sse42 = 0;
+#endif
+
+static void
+make_tables(uint32_t table[8][256], uint32_t poly)
+{
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) {
+            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
+        }
+        table[0][n] = c;
+    }
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = table[0][n];
+        for (int k = 1; k < 8; k++) {
+            c = table[0][c & 0xFF] ^ (c >> 8);
+            table[k][n] = c;
+        }
+    }
+}
+
+static inline uint32_t
+load_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* The finished CRC (initial value and final xor 0xFFFFFFFF) of p[0:n]. */
+static uint32_t
+crc_slice8(uint32_t table[8][256], const unsigned char *p, Py_ssize_t n)
+{
+    uint32_t crc = 0xFFFFFFFFu;
+    while (n > 0 && ((uintptr_t)p & 7) != 0) {
+        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+        n--;
+    }
+    while (n >= 8) {
+        uint32_t one = load_le32(p) ^ crc;
+        uint32_t two = load_le32(p + 4);
+        crc = table[7][one & 0xFF] ^ table[6][(one >> 8) & 0xFF] ^ table[5][(one >> 16) & 0xFF]
+              ^ table[4][one >> 24] ^ table[3][two & 0xFF] ^ table[2][(two >> 8) & 0xFF]
+              ^ table[1][(two >> 16) & 0xFF] ^ table[0][two >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0) {
+        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    }
+    return crc ^ 0xFFFFFFFFu;
+}
+
+#ifdef HAVE_SSE42_CRC32C
+/* CRC-32C with the SSE 4.2 crc32 instruction (same result as the table). */
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_sse42(const unsigned char *p, Py_ssize_t n)
+{
+    uint64_t crc = 0xFFFFFFFFu;
+    while (n > 0 && ((uintptr_t)p & 7) != 0) {
+        crc = _mm_crc32_u8((uint32_t)crc, *p++);
+        n--;
+    }
+    while (n >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        crc = _mm_crc32_u64(crc, word);
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0) {
+        crc = _mm_crc32_u8((uint32_t)crc, *p++);
+    }
+    return (uint32_t)crc ^ 0xFFFFFFFFu;
+}
+#endif
+
+static uint32_t
+crc32_zlib(const unsigned char *p, Py_ssize_t n)
+{
+    return crc_slice8(crc32_table, p, n);
+}
+
+static uint32_t
+crc32_castagnoli(const unsigned char *p, Py_ssize_t n)
+{
+#ifdef HAVE_SSE42_CRC32C
+    if (have_sse42) {
+        return crc32c_sse42(p, n);
+    }
+#endif
+    return crc_slice8(crc32c_table, p, n);
+}
+
+/* ------------------------------------------------------------- big-endian reads -- */
+
+static inline int16_t
+be16(const unsigned char *p)
+{
+    return (int16_t)(uint16_t)(((unsigned)p[0] << 8) | p[1]);
+}
+
+static inline uint32_t
+be32u(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline int32_t
+be32(const unsigned char *p)
+{
+    return (int32_t)be32u(p);
+}
+
+static inline int64_t
+be64(const unsigned char *p)
+{
+    return (int64_t)(((uint64_t)be32u(p) << 32) | be32u(p + 4));
+}
+
+/* ------------------------------------------------------------------ the counts -- */
+
+typedef struct {
+    long long batches;
+    long long records;
+    long long tombstones;
+    long long transactional_records;
+    long long magics[3];
+    long long by_key[2];       /* offset_commit/v0, offset_commit/v1 */
+    long long by_value[2][4];  /* [key version][value version] */
+    int64_t first_offset;
+    int64_t last_offset;
+} Totals;
+
+/* ------------------------------------------------ __consumer_offsets key / value -- */
+
+/* Key version (0 or 1) of a valid OffsetCommitKey, else -1. Every byte must be used. */
+static int
+offset_commit_key(const unsigned char *p, int64_t n)
+{
+    if (n < 2) {
+        return -1;
+    }
+    int version = be16(p);
+    if (version != 0 && version != 1) {
+        return -1;
+    }
+    int64_t at = 2;
+    for (int s = 0; s < 2; s++) { /* group, topic: int16 length >= 0, then the bytes */
+        if (n - at < 2) {
+            return -1;
+        }
+        int64_t len = be16(p + at);
+        at += 2;
+        if (len < 0 || n - at < len) {
+            return -1;
+        }
+        at += len;
+    }
+    if (n - at != 4) { /* partition, and nothing after it */
+        return -1;
+    }
+    return version;
+}
+
+/* Value version (0..3) of an OffsetCommitValue whose fields all fit, else -1. */
+static int
+offset_commit_value(const unsigned char *p, int64_t n)
+{
+    if (n < 2) {
+        return -1;
+    }
+    int version = be16(p);
+    if (version < 0 || version > 3) {
+        return -1;
+    }
+    int64_t at = 2 + 8; /* offset */
+    if (version == 3) {
+        at += 4; /* leader_epoch */
+    }
+    if (n - at < 2) {
+        return -1;
+    }
+    int64_t len = be16(p + at); /* metadata: non-nullable string */
+    at += 2;
+    if (len < 0 || n - at < len) {
+        return -1;
+    }
+    at += len + 8; /* commit_timestamp */
+    if (version == 1) {
+        at += 8; /* expire_timestamp */
+    }
+    return at <= n ? version : -1;
+}
+
+/* Count one record; 0 if its key or value is not an offset commit we take. */
+static int
+count_record(Totals *t, const unsigned char *key, int64_t key_len, const unsigned char *value,
+             int64_t value_len, int is_null_value)
+{
+    int kv = offset_commit_key(key, key_len);
+    if (kv < 0) {
+        return 0;
+    }
+    if (is_null_value) {
+        t->tombstones++;
+    }
+    else {
+        int vv = offset_commit_value(value, value_len);
+        if (vv < 0) {
+            return 0;
+        }
+        t->by_value[kv][vv]++;
+    }
+    t->by_key[kv]++;
+    return 1;
+}
+
+static inline void
+count_offset(Totals *t, int64_t offset)
+{
+    if (t->records == 0) {
+        t->first_offset = offset;
+    }
+    t->last_offset = offset;
+    t->records++;
+}
+
+/* ------------------------------------------------------------- legacy message -- */
+
+/* Take the whole legacy entry p[0:n] (n = 12 + size, size >= 14 checked); 1 if taken. */
+static int
+legacy_entry(Totals *t, const unsigned char *p, int64_t n)
+{
+    int magic = p[16];
+    int attributes = p[17];
+    if ((attributes & 0x07) != 0) {
+        return 0; /* compressed: the Python decoder's */
+    }
+    if (n - 12 < (magic == 1 ? 22 : 14)) {
+        return 0;
+    }
+    if (crc32_zlib(p + 16, (Py_ssize_t)(n - 16)) != be32u(p + 12)) {
+        return 0;
+    }
+    int64_t at = magic == 1 ? 26 : 18;
+    int64_t key_len = be32(p + at); /* room for both lengths: size >= overhead */
+    at += 4;
+    if (key_len < 0 || n - at < key_len) {
+        return 0; /* a null key, a negative length, or a key past the message */
+    }
+    const unsigned char *key = p + at;
+    at += key_len;
+    if (n - at < 4) {
+        return 0;
+    }
+    int64_t value_len = be32(p + at);
+    at += 4;
+    int is_null = 0;
+    if (value_len == -1) {
+        is_null = 1;
+        value_len = 0;
+    }
+    else if (value_len < 0 || n - at < value_len) {
+        return 0;
+    }
+    const unsigned char *value = p + at;
+    if (at + value_len != n) {
+        return 0; /* bytes left after the value */
+    }
+    Totals saved = *t;
+    if (!count_record(t, key, key_len, value, value_len, is_null)) {
+        *t = saved;
+        return 0;
+    }
+    count_offset(t, be64(p));
+    t->batches++;
+    t->magics[magic]++;
+    return 1;
+}
+
+/* -------------------------------------------------------------- v2 record batch -- */
+
+/* Zig-zag varint of at most `max_bytes` bytes in p[*at:end], masked to the Java width as
+ * records/varint.py does; 0 if it runs past `end` or is too long. */
+static inline int
+read_varint(const unsigned char *p, int64_t *at, int64_t end, int max_bytes, int64_t *out)
+{
+    uint64_t raw = 0;
+    int64_t pos = *at;
+    for (int i = 0; i < max_bytes; i++) {
+        if (pos >= end) {
+            return 0;
+        }
+        unsigned byte = p[pos++];
+        raw |= (uint64_t)(byte & 0x7F) << (7 * i);
+        if (byte < 0x80) {
+            if (max_bytes == 5) {
+                raw &= 0xFFFFFFFFu;
+            }
+            *out = (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
+            *at = pos;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Take the whole v2 batch p[0:n] (n = 12 + length); 1 if taken. */
+static int
+default_batch(Totals *t, const unsigned char *p, int64_t n)
+{
+    if (n < 61) {
+        return 0;
+    }
+    int attributes = be16(p + 21);
+    if ((attributes & 0x07) != 0 || (attributes & 0x20) != 0) {
+        return 0; /* compressed or control */
+    }
+    if (crc32_castagnoli(p + 21, (Py_ssize_t)(n - 21)) != be32u(p + 17)) {
+        return 0;
+    }
+    int64_t base_offset = be64(p);
+    int64_t count = be32(p + 57);
+    int64_t at = 61;
+    if (count < 0 || count > n - at) {
+        return 0;
+    }
+    Totals saved = *t;
+    for (int64_t index = 0; index < count; index++) {
+        int64_t length, timestamp_delta, offset_delta, key_len, value_len, headers;
+        if (!read_varint(p, &at, n, 5, &length)) {
+            goto refuse;
+        }
+        int64_t record_end = at + length;
+        if (length < 0 || record_end > n) {
+            goto refuse;
+        }
+        at += 1; /* attributes */
+        if (!read_varint(p, &at, record_end, 10, &timestamp_delta)
+            || !read_varint(p, &at, record_end, 5, &offset_delta)
+            || !read_varint(p, &at, record_end, 5, &key_len)) {
+            goto refuse;
+        }
+        if (key_len < 0 || key_len > record_end - at) {
+            goto refuse; /* null key, or past the record */
+        }
+        const unsigned char *key = p + at;
+        at += key_len;
+        if (!read_varint(p, &at, record_end, 5, &value_len)) {
+            goto refuse;
+        }
+        int is_null = value_len < 0; /* any negative length reads as null */
+        const unsigned char *value = p + at;
+        if (is_null) {
+            value_len = 0;
+        }
+        else if (value_len > record_end - at) {
+            goto refuse;
+        }
+        at += value_len;
+        if (!read_varint(p, &at, record_end, 5, &headers)) {
+            goto refuse;
+        }
+        if (headers < 0 || headers > record_end - at) {
+            goto refuse;
+        }
+        for (int64_t h = 0; h < headers; h++) {
+            int64_t hk, hv;
+            if (!read_varint(p, &at, record_end, 5, &hk) || hk < 0 || hk > record_end - at) {
+                goto refuse;
+            }
+            at += hk;
+            if (!read_varint(p, &at, record_end, 5, &hv)) {
+                goto refuse;
+            }
+            if (hv > 0) {
+                if (hv > record_end - at) {
+                    goto refuse;
+                }
+                at += hv;
+            }
+        }
+        if (at != record_end) {
+            goto refuse;
+        }
+        if ((offset_delta > 0 && base_offset > INT64_MAX - offset_delta)
+            || (offset_delta < 0 && base_offset < INT64_MIN - offset_delta)) {
+            goto refuse; /* Python's ints do not overflow; let it say what it makes of it */
+        }
+        int64_t offset = base_offset + offset_delta;
+        if (!count_record(t, key, key_len, value, value_len, is_null)) {
+            goto refuse;
+        }
+        count_offset(t, offset);
+        if (attributes & 0x10) {
+            t->transactional_records++;
+        }
+    }
+    if (at != n) {
+        goto refuse;
+    }
+    t->batches++;
+    t->magics[2]++;
+    return 1;
+refuse:
+    *t = saved;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the function -- */
+
+static int
+set_int(PyObject *dict, const char *name, long long value)
+{
+    PyObject *number = PyLong_FromLongLong(value);
+    if (number == NULL) {
+        return -1;
+    }
+    int rc = PyDict_SetItemString(dict, name, number);
+    Py_DECREF(number);
+    return rc;
+}
+
+static int
+set_counts(PyObject *dict, const char *name, const char *const *keys, const long long *counts,
+           int n)
+{
+    PyObject *sub = PyDict_New();
+    if (sub == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (counts[i] != 0 && set_int(sub, keys[i], counts[i]) < 0) {
+            Py_DECREF(sub);
+            return -1;
+        }
+    }
+    int rc = PyDict_SetItemString(dict, name, sub);
+    Py_DECREF(sub);
+    return rc;
+}
+
+static const char *const KEY_NAMES[2] = {"offset_commit/v0", "offset_commit/v1"};
+static const char *const VALUE_NAMES[8] = {
+    "offset_commit/v0:v0", "offset_commit/v0:v1", "offset_commit/v0:v2", "offset_commit/v0:v3",
+    "offset_commit/v1:v0", "offset_commit/v1:v1", "offset_commit/v1:v2", "offset_commit/v1:v3",
+};
+static const char *const CODEC_NAMES[1] = {"none"};
+static const char *const MAGIC_NAMES[3] = {"0", "1", "2"};
+
+static PyObject *
+totals_dict(const Totals *t, long long valid_bytes)
+{
+    PyObject *dict = PyDict_New();
+    if (dict == NULL) {
+        return NULL;
+    }
+    long long values[8];
+    for (int k = 0; k < 2; k++) {
+        for (int v = 0; v < 4; v++) {
+            values[k * 4 + v] = t->by_value[k][v];
+        }
+    }
+    if (set_int(dict, "batches", t->batches) < 0 || set_int(dict, "records", t->records) < 0
+        || set_int(dict, "tombstones", t->tombstones) < 0
+        || set_int(dict, "transactional_records", t->transactional_records) < 0
+        || set_int(dict, "valid_bytes", valid_bytes) < 0) {
+        goto error;
+    }
+    if (t->records) {
+        if (set_int(dict, "first_offset", t->first_offset) < 0
+            || set_int(dict, "last_offset", t->last_offset) < 0) {
+            goto error;
+        }
+    }
+    else if (PyDict_SetItemString(dict, "first_offset", Py_None) < 0
+             || PyDict_SetItemString(dict, "last_offset", Py_None) < 0) {
+        goto error;
+    }
+    if (set_counts(dict, "records_by_key", KEY_NAMES, t->by_key, 2) < 0
+        || set_counts(dict, "values_by_version", VALUE_NAMES, values, 8) < 0
+        || set_counts(dict, "codecs", CODEC_NAMES, &t->batches, 1) < 0
+        || set_counts(dict, "magics", MAGIC_NAMES, t->magics, 3) < 0) {
+        goto error;
+    }
+    return dict;
+error:
+    Py_DECREF(dict);
+    return NULL;
+}
+
+/* Scan p[start:end]; returns the offset of the first entry not taken. */
+static Py_ssize_t
+scan(Totals *t, const unsigned char *p, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t pos = start;
+    while (end - pos > 17) { /* more than HEADER_SIZE_UP_TO_MAGIC left */
+        int64_t size = be32(p + pos + 8);
+        if (size < 14) {
+            break;
+        }
+        int64_t n = 12 + size;
+        if (n > end - pos) {
+            break; /* not whole in the window: the Python decoder frames it */
+        }
+        int magic = p[pos + 16];
+        int taken;
+        if (magic == 2) {
+            taken = default_batch(t, p + pos, n);
+        }
+        else if (magic == 0 || magic == 1) {
+            taken = legacy_entry(t, p + pos, n);
+        }
+        else {
+            taken = 0;
+        }
+        if (!taken) {
+            break;
+        }
+        pos += (Py_ssize_t)n;
+    }
+    return pos;
+}
+
+static PyObject *
+scan_offset_commits(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start, end;
+    long long file_position;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*nnL:scan_offset_commits", &view, &start, &end,
+                          &file_position)) {
+        return NULL;
+    }
+    if (end > view.len) {
+        end = view.len;
+    }
+    if (start < 0 || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start must be within the window, before end");
+        return NULL;
+    }
+    Totals t;
+    memset(&t, 0, sizeof t);
+    Py_ssize_t next;
+    Py_BEGIN_ALLOW_THREADS
+    next = scan(&t, (const unsigned char *)view.buf, start, end);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    PyObject *totals = totals_dict(&t, file_position + (long long)(next - start));
+    if (totals == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(nN)", next, totals);
+}
+
+static PyMethodDef methods[] = {
+    {"scan_offset_commits", scan_offset_commits, METH_VARARGS,
+     "scan_offset_commits(window, start, end, file_position) -> (next_rel, totals)\n\n"
+     "Consume the whole plain offset-commit entries of window[start:end] (see\n"
+     "offsets_auditor.records.log_file.FastLane); return the window offset of the first\n"
+     "entry not taken and the SegmentTotals fields for what was taken."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "offsets_auditor._speedups",
+    "C fast lane of the segment summary (see offsets_auditor.fastlane).",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    make_tables(crc32_table, POLY_CRC32);
+    make_tables(crc32c_table, POLY_CRC32C);
+#ifdef HAVE_SSE42_CRC32C
+    __builtin_cpu_init();
+    have_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
+    return PyModule_Create(&module_def);
+}
