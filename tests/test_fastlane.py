@@ -549,21 +549,12 @@ def test_stops_at_end_and_never_reads_past_it(speedups: ModuleType) -> None:
         speedups.scan_offset_commits(data, -1, 4, 0)
 
 
-# -- a known crash of the Python decoder ---------------------------------------------------------
-
-KNOWN_SHORT_BATCH_CRASH = (
-    "records/default.py decode_batch unpacks the 61-byte v2 header before checking the entry"
-    " size: a magic-2 entry of fewer than 61 bytes within 61 bytes of the end of the window"
-    " raises struct.error instead of CorruptError"
-)
+# -- a short v2 entry at the end of the window ----------------------------------------------
 
 
-def _known_short_batch_crash(crash: struct.error) -> bool:
-    return "requires a buffer of at least 61 bytes" in str(crash)
-
-
-@pytest.mark.xfail(raises=struct.error, strict=True, reason=KNOWN_SHORT_BATCH_CRASH)
 def test_short_v2_entry_at_the_end_is_corrupt_not_a_crash() -> None:
+    """A magic-2 entry shorter than the 61-byte header, at the end of the window: reported as
+    corrupt (it used to raise struct.error)."""
     data = legacy(0, commit_key(), commit_value(1)) + struct.pack(">qiib", 1, 18, 0, 2) + bytes(13)
     _, errors = outcome(data, accelerate=False)
     assert [kind for kind, *_ in errors] == ["CorruptError"]
@@ -630,14 +621,7 @@ def test_mutated_segments_are_the_same_with_the_lane(
     data = SEEDS[seed]
     for op in ops:
         data = mutate(data, SEEDS[other], op)
-    try:
-        slow = outcome(data, accelerate=False, window_bytes=window_bytes)
-    except struct.error as crash:
-        if not _known_short_batch_crash(crash):
-            raise
-        with pytest.raises(struct.error):  # the lane refuses such entries: the same crash
-            outcome(data, accelerate=True, window_bytes=window_bytes)
-        pytest.xfail(KNOWN_SHORT_BATCH_CRASH)
+    slow = outcome(data, accelerate=False, window_bytes=window_bytes)
     assert outcome(data, accelerate=True, window_bytes=window_bytes) == slow
     begin = start % (len(data) + 1)
     end = min(len(data), begin + span)

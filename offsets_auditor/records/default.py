@@ -43,6 +43,7 @@ BATCH_HEADER = struct.Struct(
     "i"  # recordsCount
 )
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
+_LOG_OVERHEAD = struct.Struct(">qi")  # baseOffset, length: what precedes the rest of the header
 ATTRIBUTES_OFFSET = struct.calcsize(">qiibI")  # 21: where the CRC starts
 
 CODEC_MASK = 0x07
@@ -58,6 +59,14 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
     ``position`` is the batch's byte position in its file. Raises ``CorruptError`` or
     ``TruncatedError`` with positions relative to ``buf``.
     """
+    _, declared = _LOG_OVERHEAD.unpack_from(buf, pos)
+    if 12 + declared < RECORD_BATCH_OVERHEAD:  # check before reading a header that isn't there
+        raise CorruptError(
+            f"Record batch is corrupt (the size {12 + declared} is smaller than the minimum allowed"
+            f" overhead {RECORD_BATCH_OVERHEAD})",
+            field="length",
+            position=pos + 8,
+        )
     (
         base_offset,
         length,
@@ -74,13 +83,6 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
         records_count,
     ) = BATCH_HEADER.unpack_from(buf, pos)
     end = pos + 12 + length
-    if 12 + length < RECORD_BATCH_OVERHEAD:
-        raise CorruptError(
-            f"Record batch is corrupt (the size {12 + length} is smaller than the minimum allowed"
-            f" overhead {RECORD_BATCH_OVERHEAD})",
-            field="length",
-            position=pos + 8,
-        )
     computed = crc32c(buf[pos + ATTRIBUTES_OFFSET : end])
     if computed != crc:
         raise CorruptError(
