@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml setup.py
 
 demo: $(STAMP)
 	$(BIN)/offsets-auditor dump --summary $(SAMPLE)/__consumer_offsets-*/*.log
-	-$(BIN)/offsets-auditor audit $(SAMPLE) --kafka-version 0.9.0.1 \
-		--broker-config $(SAMPLE)/../broker-server.properties
+	@$(BIN)/offsets-auditor audit $(SAMPLE) --kafka-version 0.9.0.1 \
+		--broker-config $(SAMPLE)/../broker-server.properties \
+		|| echo "(audit exit status $$?: 2 = critical findings, as expected for this sample)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
