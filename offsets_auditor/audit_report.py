@@ -15,13 +15,19 @@ DEFAULT_LOAD_BYTES_PER_SECOND = 50 * 1024 * 1024
 
 
 def report_json(
-    audits: list[BrokerAudit], load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
+    audits: list[BrokerAudit],
+    load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND,
+    load_basis: str | None = None,
 ) -> dict[str, Any]:
+    """The audit document. ``load_basis`` says where ``load_rate`` (bytes/s) comes from when it
+    was calibrated on the broker's own load times."""
     findings = [f for a in audits for f in a.findings]
     return {
         "kafka_version": str(audits[0].config.kafka_version) if audits else None,
         "brokers": [broker_json(a) for a in audits],
-        "partitions": [partition_json(p, load_rate) for a in audits for p in a.partitions],
+        "partitions": [
+            partition_json(p, load_rate, load_basis) for a in audits for p in a.partitions
+        ],
         "groups": [
             {"broker_id": a.log_dir.broker_id, **g.to_json()} for a in audits for g in a.groups
         ],
@@ -61,7 +67,9 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
     }
 
 
-def partition_json(p: PartitionAudit, load_rate: float) -> dict[str, Any]:
+def partition_json(
+    p: PartitionAudit, load_rate: float, load_basis: str | None = None
+) -> dict[str, Any]:
     e = p.emulated
     scan = e.scan
     passes = p.passes
@@ -102,7 +110,7 @@ def partition_json(p: PartitionAudit, load_rate: float) -> dict[str, Any]:
             "possible": p.advice.possible,
             "arithmetic": p.advice.arithmetic,
         },
-        "load_estimate": load_estimate(p, load_rate),
+        "load_estimate": load_estimate(p, load_rate, load_basis),
         "space": {
             "active_segment_bytes": scan.segments[-1].size,
             "floor_bytes": e.size_after_cleaning,
@@ -112,7 +120,9 @@ def partition_json(p: PartitionAudit, load_rate: float) -> dict[str, Any]:
     }
 
 
-def load_estimate(p: PartitionAudit, load_rate: float) -> dict[str, Any]:
+def load_estimate(
+    p: PartitionAudit, load_rate: float, load_basis: str | None = None
+) -> dict[str, Any]:
     """What a new leader reads before it serves this partition's groups: the whole log, from
     its start to its end (``GroupMetadataManager.loadGroupsAndOffsets``)."""
     size = p.scan.size_bytes
@@ -123,8 +133,10 @@ def load_estimate(p: PartitionAudit, load_rate: float) -> dict[str, Any]:
         "seconds": round(size / load_rate, 3),
         "bytes_after_cleaning": after,
         "seconds_after_cleaning": round(after / load_rate, 3),
-        "basis": f"reading the whole partition at {load_rate / 1048576:,.1f} MiB/s (assumed;"
-        " calibrate with restart-progress on this broker's own load times)",
+        "basis": f"reading the whole partition at {load_rate / 1048576:,.2f} MiB/s, "
+        + (
+            load_basis or "assumed (give --server-log to calibrate on this broker's own load times)"
+        ),
     }
 
 

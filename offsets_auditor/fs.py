@@ -128,3 +128,22 @@ def iter_files(paths: list[Path]) -> Iterator[Path]:
                     yield Path(root) / name
         else:
             yield path
+
+
+def iter_lines(path: Path, chunk_bytes: int = 1 << 20) -> Iterator[str]:
+    """The lines of a text file (a broker's ``server.log``), read in bounded chunks; bytes that
+    are not UTF-8 are replaced, never fatal."""
+    with ReadOnlyFile(path) as f:
+        position = 0
+        pending = b""
+        while True:
+            chunk = f.read_at(position, chunk_bytes)
+            if not chunk:
+                break
+            position += len(chunk)
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                yield line.decode("utf-8", "replace")
+        if pending:
+            yield pending.decode("utf-8", "replace")

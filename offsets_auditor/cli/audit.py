@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import fs
-from offsets_auditor.audit import audit_log_dir
+from offsets_auditor.audit import BrokerAudit, audit_log_dir
 from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.checkpoints import parse_java_properties
-from offsets_auditor.cleaner.config import ConfigError, cleaner_config
+from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
+from offsets_auditor.load_calibration import LoadRate, calibrate
+from offsets_auditor.restart.progress import fold_lines
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
 
 
@@ -66,6 +68,12 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_LOAD_BYTES_PER_SECOND / 1048576,
         metavar="MIB_PER_S",
         help="coordinator load throughput assumed for load-time estimates (default %(default)s)",
+    )
+    parser.add_argument(
+        "--server-log",
+        type=Path,
+        metavar="FILE",
+        help="the broker's server.log: its coordinator load times calibrate the load estimates",
     )
     parser.add_argument(
         "--no-groups",
@@ -133,7 +141,19 @@ def run(args: argparse.Namespace) -> int:
                 with_groups=not args.no_groups,
             )
         )
-    report = report_json(audits, args.load_rate * 1048576)
+    load_rate, load_basis = args.load_rate * 1048576, None
+    if args.server_log is not None:
+        try:
+            calibrated = calibrate_from_log(args.server_log, audits, config)
+        except OSError as error:
+            print(
+                f"offsets-auditor audit: cannot read {args.server_log}: {error.strerror}",
+                file=sys.stderr,
+            )
+            return 3
+        if calibrated is not None:
+            load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
+    report = report_json(audits, load_rate, load_basis)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -190,3 +210,16 @@ def print_text(report: dict[str, Any]) -> None:
             out.write(
                 f"  [{f['severity']}] {f['kind']}: {where + ': ' if where else ''}{f['detail']}\n"
             )
+
+
+def calibrate_from_log(
+    server_log: Path, audits: list[BrokerAudit], config: CleanerConfig
+) -> LoadRate | None:
+    """The broker's own coordinator load times (last startup in ``server_log``) against the
+    audited partitions' sizes."""
+    progress = fold_lines(fs.iter_lines(server_log), kafka_version=str(config.kafka_version))
+    sizes = {
+        p.emulated.partition.partition: p.scan.size_bytes for a in audits for p in a.partitions
+    }
+    loads = [(x.partition, x.load_ms) for x in progress.coordinator_loads if x.load_ms is not None]
+    return calibrate(loads, sizes, str(server_log))
