@@ -29,6 +29,13 @@
  * The totals dict carries the SegmentTotals fields (offsets_auditor/summary.py) for what was
  * consumed: batches, records, tombstones, transactional_records, valid_bytes, first_offset,
  * last_offset, records_by_key, values_by_version, codecs, magics.
+ *
+ * A second function, render_offset_commits(window, start, end, file_position) -> (next_rel,
+ * text), is the text lane of `dump` (offsets_auditor/render.py segment_text): it takes the same
+ * entries with the same checks (the code below is shared), except that an entry is also refused
+ * when a group, topic or metadata string is not printable ASCII or holds ' or \ (there Python's
+ * repr() is not simply '...'), and returns the exact lines record_to_text prints for them, each
+ * ending with "\n".
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -278,11 +285,191 @@ count_offset(Totals *t, int64_t offset)
     t->records++;
 }
 
+/* ------------------------------------------------------------- the text lane -- */
+
+/* render_offset_commits writes, for each record taken, the line render.record_to_text /
+ * segment_text print for it. The lines only hold ASCII: group, topic and metadata must be
+ * printable ASCII without ' or \ (so Python's repr of them is '...'), else the entry is refused. */
+typedef struct {
+    char *buf;
+    size_t len;
+    size_t cap;
+    int nomem;
+} Text;
+
+static int
+text_reserve(Text *o, size_t more)
+{
+    if (o->cap - o->len >= more) {
+        return 1;
+    }
+    size_t cap = o->cap ? o->cap : (size_t)1 << 16;
+    while (cap - o->len < more) {
+        cap *= 2;
+    }
+    char *grown = (char *)PyMem_RawRealloc(o->buf, cap);
+    if (grown == NULL) {
+        o->nomem = 1;
+        return 0;
+    }
+    o->buf = grown;
+    o->cap = cap;
+    return 1;
+}
+
+static inline char *
+put(char *w, const char *s, size_t n)
+{
+    memcpy(w, s, n);
+    return w + n;
+}
+
+#define PUT_LITERAL(w, s) put((w), (s), sizeof(s) - 1)
+
+/* str(int) of a 64-bit integer. */
+static inline char *
+put_int(char *w, int64_t value)
+{
+    char digits[24];
+    int n = 0;
+    uint64_t magnitude = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    do {
+        digits[n++] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (value < 0) {
+        *w++ = '-';
+    }
+    while (n) {
+        *w++ = digits[--n];
+    }
+    return w;
+}
+
+/* 1 if repr() of p[0:n] decoded as UTF-8 is just '...' around the same bytes. */
+static inline int
+plain_ascii(const unsigned char *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        unsigned c = p[i];
+        if (c < 0x20 || c > 0x7E || c == '\'' || c == '\\') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* How a record is shown before its key: timestamp name (NULL: none shown) and the rest. */
+typedef struct {
+    int64_t position;
+    int magic;
+    const char *timestamp_name;
+    size_t timestamp_name_len;
+    int64_t timestamp;
+    int transactional;
+    int64_t producer_id;
+} LineHead;
+
+/* Append the line of one record whose key and value count_record accepted; 0 if its strings
+ * are not plain ASCII (or memory ran out: o->nomem). */
+static int
+render_record(Text *o, const LineHead *h, int64_t offset, const unsigned char *key,
+              int64_t key_len, const unsigned char *value, int64_t value_len, int is_null)
+{
+    (void)value_len; /* count_record checked that every field fits */
+    int key_version = be16(key);
+    int64_t group_len = be16(key + 2);
+    const unsigned char *group = key + 4;
+    int64_t topic_len = be16(key + 4 + group_len);
+    const unsigned char *topic = key + 6 + group_len;
+    int32_t partition = be32(key + key_len - 4);
+    if (!plain_ascii(group, group_len) || !plain_ascii(topic, topic_len)) {
+        return 0;
+    }
+    int value_version = 0;
+    int64_t committed = 0, leader_epoch = 0, commit_timestamp = 0, expire_timestamp = 0;
+    int64_t metadata_len = 0;
+    const unsigned char *metadata = NULL;
+    if (!is_null) {
+        value_version = be16(value);
+        committed = be64(value + 2);
+        int64_t at = 10;
+        if (value_version == 3) {
+            leader_epoch = be32(value + 10);
+            at = 14;
+        }
+        metadata_len = be16(value + at);
+        metadata = value + at + 2;
+        at += 2 + metadata_len;
+        commit_timestamp = be64(value + at);
+        if (value_version == 1) {
+            expire_timestamp = be64(value + at + 8);
+        }
+        if (!plain_ascii(metadata, metadata_len)) {
+            return 0;
+        }
+    }
+    if (!text_reserve(o, 640 + (size_t)key_len + (size_t)metadata_len)) {
+        return 0;
+    }
+    char *w = o->buf + o->len;
+    w = PUT_LITERAL(w, "offset: ");
+    w = put_int(w, offset);
+    w = PUT_LITERAL(w, " position: ");
+    w = put_int(w, h->position);
+    w = PUT_LITERAL(w, " magic: ");
+    *w++ = (char)('0' + h->magic);
+    w = PUT_LITERAL(w, " codec: none");
+    if (h->timestamp_name != NULL && h->timestamp >= 0) {
+        *w++ = ' ';
+        w = put(w, h->timestamp_name, h->timestamp_name_len);
+        w = PUT_LITERAL(w, ": ");
+        w = put_int(w, h->timestamp);
+    }
+    if (h->transactional) {
+        w = PUT_LITERAL(w, " transactional producerId: ");
+        w = put_int(w, h->producer_id);
+    }
+    w = PUT_LITERAL(w, " key: offset_commit/v");
+    *w++ = (char)('0' + key_version);
+    w = PUT_LITERAL(w, " group='");
+    w = put(w, (const char *)group, (size_t)group_len);
+    w = PUT_LITERAL(w, "' topic='");
+    w = put(w, (const char *)topic, (size_t)topic_len);
+    w = PUT_LITERAL(w, "' partition=");
+    w = put_int(w, partition);
+    if (is_null) {
+        w = PUT_LITERAL(w, " value: <tombstone>\n");
+    }
+    else {
+        w = PUT_LITERAL(w, " value: v");
+        *w++ = (char)('0' + value_version);
+        w = PUT_LITERAL(w, " offset=");
+        w = put_int(w, committed);
+        if (value_version == 3) {
+            w = PUT_LITERAL(w, " leader_epoch=");
+            w = put_int(w, leader_epoch);
+        }
+        w = PUT_LITERAL(w, " metadata='");
+        w = put(w, (const char *)metadata, (size_t)metadata_len);
+        w = PUT_LITERAL(w, "' commit_timestamp=");
+        w = put_int(w, commit_timestamp);
+        if (value_version == 1) {
+            w = PUT_LITERAL(w, " expire_timestamp=");
+            w = put_int(w, expire_timestamp);
+        }
+        *w++ = '\n';
+    }
+    o->len = (size_t)(w - o->buf);
+    return 1;
+}
+
 /* ------------------------------------------------------------- legacy message -- */
 
-/* Take the whole legacy entry p[0:n] (n = 12 + size, size >= 14 checked); 1 if taken. */
+/* Take the whole legacy entry p[0:n] (n = 12 + size, size >= 14 checked); 1 if taken. With
+ * `out`, also append its line (the entry is at file position `position`). */
 static int
-legacy_entry(Totals *t, const unsigned char *p, int64_t n)
+legacy_entry(Totals *t, Text *out, int64_t position, const unsigned char *p, int64_t n)
 {
     int magic = p[16];
     int attributes = p[17];
@@ -325,6 +512,24 @@ legacy_entry(Totals *t, const unsigned char *p, int64_t n)
         *t = saved;
         return 0;
     }
+    if (out != NULL) {
+        LineHead head = {position, magic, NULL, 0, -1, 0, 0};
+        if (magic == 1) {
+            head.timestamp = be64(p + 18);
+            if (attributes & 0x08) {
+                head.timestamp_name = "LogAppendTime";
+                head.timestamp_name_len = 13;
+            }
+            else {
+                head.timestamp_name = "CreateTime";
+                head.timestamp_name_len = 10;
+            }
+        }
+        if (!render_record(out, &head, be64(p), key, key_len, value, value_len, is_null)) {
+            *t = saved;
+            return 0;
+        }
+    }
     count_offset(t, be64(p));
     t->batches++;
     t->magics[magic]++;
@@ -358,9 +563,10 @@ read_varint(const unsigned char *p, int64_t *at, int64_t end, int max_bytes, int
     return 0;
 }
 
-/* Take the whole v2 batch p[0:n] (n = 12 + length); 1 if taken. */
+/* Take the whole v2 batch p[0:n] (n = 12 + length); 1 if taken. With `out`, also append the
+ * lines of its records (the batch is at file position `position`). */
 static int
-default_batch(Totals *t, const unsigned char *p, int64_t n)
+default_batch(Totals *t, Text *out, int64_t position, const unsigned char *p, int64_t n)
 {
     if (n < 61) {
         return 0;
@@ -379,6 +585,16 @@ default_batch(Totals *t, const unsigned char *p, int64_t n)
         return 0;
     }
     Totals saved = *t;
+    size_t saved_len = out != NULL ? out->len : 0;
+    int log_append_time = (attributes & 0x08) != 0;
+    int64_t base_timestamp = be64(p + 27);
+    LineHead head = {position,
+                     2,
+                     log_append_time ? "LogAppendTime" : "CreateTime",
+                     log_append_time ? 13 : 10,
+                     be64(p + 35), /* maxTimestamp: every record's timestamp if LogAppendTime */
+                     (attributes & 0x10) != 0,
+                     be64(p + 43)};
     for (int64_t index = 0; index < count; index++) {
         int64_t length, timestamp_delta, offset_delta, key_len, value_len, headers;
         if (!read_varint(p, &at, n, 5, &length)) {
@@ -444,6 +660,18 @@ default_batch(Totals *t, const unsigned char *p, int64_t n)
         if (!count_record(t, key, key_len, value, value_len, is_null)) {
             goto refuse;
         }
+        if (out != NULL) {
+            if (!log_append_time) {
+                if ((timestamp_delta > 0 && base_timestamp > INT64_MAX - timestamp_delta)
+                    || (timestamp_delta < 0 && base_timestamp < INT64_MIN - timestamp_delta)) {
+                    goto refuse; /* as for the offset */
+                }
+                head.timestamp = base_timestamp + timestamp_delta;
+            }
+            if (!render_record(out, &head, offset, key, key_len, value, value_len, is_null)) {
+                goto refuse;
+            }
+        }
         count_offset(t, offset);
         if (attributes & 0x10) {
             t->transactional_records++;
@@ -457,6 +685,9 @@ default_batch(Totals *t, const unsigned char *p, int64_t n)
     return 1;
 refuse:
     *t = saved;
+    if (out != NULL) {
+        out->len = saved_len;
+    }
     return 0;
 }
 
@@ -542,9 +773,11 @@ error:
     return NULL;
 }
 
-/* Scan p[start:end]; returns the offset of the first entry not taken. */
+/* Scan p[start:end] (p[start] is at file position `file_position`); returns the offset of the
+ * first entry not taken. With `out`, the lines of what was taken are appended to it. */
 static Py_ssize_t
-scan(Totals *t, const unsigned char *p, Py_ssize_t start, Py_ssize_t end)
+scan(Totals *t, Text *out, const unsigned char *p, Py_ssize_t start, Py_ssize_t end,
+     int64_t file_position)
 {
     Py_ssize_t pos = start;
     while (end - pos > 17) { /* more than HEADER_SIZE_UP_TO_MAGIC left */
@@ -557,12 +790,13 @@ scan(Totals *t, const unsigned char *p, Py_ssize_t start, Py_ssize_t end)
             break; /* not whole in the window: the Python decoder frames it */
         }
         int magic = p[pos + 16];
+        int64_t position = file_position + (int64_t)(pos - start);
         int taken;
         if (magic == 2) {
-            taken = default_batch(t, p + pos, n);
+            taken = default_batch(t, out, position, p + pos, n);
         }
         else if (magic == 0 || magic == 1) {
-            taken = legacy_entry(t, p + pos, n);
+            taken = legacy_entry(t, out, position, p + pos, n);
         }
         else {
             taken = 0;
@@ -598,7 +832,7 @@ scan_offset_commits(PyObject *module, PyObject *args)
     memset(&t, 0, sizeof t);
     Py_ssize_t next;
     Py_BEGIN_ALLOW_THREADS
-    next = scan(&t, (const unsigned char *)view.buf, start, end);
+    next = scan(&t, NULL, (const unsigned char *)view.buf, start, end, (int64_t)file_position);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     PyObject *totals = totals_dict(&t, file_position + (long long)(next - start));
@@ -608,12 +842,61 @@ scan_offset_commits(PyObject *module, PyObject *args)
     return Py_BuildValue("(nN)", next, totals);
 }
 
+static PyObject *
+render_offset_commits(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start, end;
+    long long file_position;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*nnL:render_offset_commits", &view, &start, &end,
+                          &file_position)) {
+        return NULL;
+    }
+    if (end > view.len) {
+        end = view.len;
+    }
+    if (start < 0 || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start must be within the window, before end");
+        return NULL;
+    }
+    Totals t;
+    memset(&t, 0, sizeof t);
+    Text out = {NULL, 0, 0, 0};
+    Py_ssize_t next;
+    Py_BEGIN_ALLOW_THREADS
+    next = scan(&t, &out, (const unsigned char *)view.buf, start, end, (int64_t)file_position);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (out.nomem) {
+        PyMem_RawFree(out.buf);
+        return PyErr_NoMemory();
+    }
+    PyObject *text = PyUnicode_New((Py_ssize_t)out.len, 127);
+    if (text == NULL) {
+        PyMem_RawFree(out.buf);
+        return NULL;
+    }
+    if (out.len) {
+        memcpy(PyUnicode_1BYTE_DATA(text), out.buf, out.len);
+    }
+    PyMem_RawFree(out.buf);
+    return Py_BuildValue("(nN)", next, text);
+}
+
 static PyMethodDef methods[] = {
     {"scan_offset_commits", scan_offset_commits, METH_VARARGS,
      "scan_offset_commits(window, start, end, file_position) -> (next_rel, totals)\n\n"
      "Consume the whole plain offset-commit entries of window[start:end] (see\n"
      "offsets_auditor.records.log_file.FastLane); return the window offset of the first\n"
      "entry not taken and the SegmentTotals fields for what was taken."},
+    {"render_offset_commits", render_offset_commits, METH_VARARGS,
+     "render_offset_commits(window, start, end, file_position) -> (next_rel, text)\n\n"
+     "Consume the entries of window[start:end] scan_offset_commits would take whose group,\n"
+     "topic and metadata strings are printable ASCII without ' or \\; return the window\n"
+     "offset of the first entry not taken and the dump's text lines of what was taken, each\n"
+     "ending with a newline (\"\" when nothing was taken)."},
     {NULL, NULL, 0, NULL},
 };
 

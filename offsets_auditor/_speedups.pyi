@@ -10,3 +10,11 @@ def scan_offset_commits(
     """Consume the whole plain offset-commit entries of ``window[start:end]`` (see
     ``offsets_auditor.records.log_file.FastLane``): the window offset of the first entry not
     taken, and the ``SegmentTotals`` fields for what was taken."""
+
+def render_offset_commits(
+    window: Buffer, start: int, end: int, file_position: int, /
+) -> tuple[int, str]:
+    """Consume the entries of ``window[start:end]`` that ``scan_offset_commits`` would take and
+    whose group, topic and metadata are printable ASCII without ``'`` or ``\\``: the window
+    offset of the first entry not taken, and the ``dump`` lines of what was taken, each ending
+    with a newline (``""`` when nothing was taken)."""

@@ -50,6 +50,38 @@ def summary_fast_lane(
     return bounded
 
 
+#: At most this many bytes of entries per call of the text lane: ``segment_text`` hands on its
+#: lines before the next run, so this bounds the text held at once (~1.5x the bytes).
+TEXT_CHUNK_BYTES = 1024 * 1024
+
+
+def text_fast_lane(
+    *,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    window_bytes: int = DEFAULT_WINDOW_BYTES,
+    chunk_bytes: int = TEXT_CHUNK_BYTES,
+) -> FastLane | None:
+    """The C text lane of ``render.segment_text``, or ``None`` when the extension is missing or
+    switched off. Its mapping is ``{"text": ...}``: the dump's lines for the entries it took,
+    each ending with a newline. It takes at most ``chunk_bytes`` of entries per call, and never
+    an entry larger than ``max_batch_bytes`` (see :func:`summary_fast_lane`)."""
+    del window_bytes  # the lane is always bounded (chunk_bytes)
+    if os.environ.get(ENV_SWITCH, "1") == "0":
+        return None
+    try:
+        from offsets_auditor import _speedups
+    except ImportError:
+        return None
+    render = _speedups.render_offset_commits
+    bound = max(min(max_batch_bytes, chunk_bytes), 0)
+
+    def lane(window: memoryview, start: int, end: int, position: int) -> tuple[int, Any]:
+        next_rel, text = render(window, start, min(end, start + bound), position)
+        return next_rel, {"text": text}
+
+    return lane
+
+
 def totals_keys() -> tuple[str, ...]:
     """The keys a summary lane's totals mapping may carry (``SegmentTotals`` field names)."""
     return (

@@ -19,12 +19,14 @@ from offsets_auditor.decode import (
     offset_commit_value_parts,
 )
 from offsets_auditor.errors import DecodeError, TruncatedError
+from offsets_auditor.fastlane import text_fast_lane
 from offsets_auditor.records.compression import Codec
 from offsets_auditor.records.log_file import (
     DEFAULT_DECOMPRESS_LIMIT,
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_WINDOW_BYTES,
     ByteSource,
+    FastLane,
     read_batches,
 )
 from offsets_auditor.records.model import TimestampType
@@ -216,24 +218,53 @@ def segment_text(
     window_bytes: int = DEFAULT_WINDOW_BYTES,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT,
+    accelerate: bool = True,
+    blocks: bool = False,
 ) -> Iterator[str | DecodeError]:
     """What ``dump`` prints for a segment: one :func:`record_to_text` line per record, and each
     problem, in file order (the limits are those of ``read_batches``).
 
     The same lines as rendering ``decode_segment``'s records, made faster for the common record:
-    an offset-commit key seen before and an OffsetCommitValue v0-v3 (or a tombstone) go from
-    bytes to text without building the decoded objects. Anything else takes the full path.
+    with ``accelerate`` (and the C extension, see ``fastlane.text_fast_lane``) runs of plain
+    offset-commit entries are rendered in C; otherwise an offset-commit key seen before and an
+    OffsetCommitValue v0-v3 (or a tombstone) go from bytes to text without building the decoded
+    objects. Anything else takes the full path. With ``blocks``, the C lane's lines come as one
+    string of several lines (joined by newlines, no trailing one) instead of one by one.
     """
     commit_keys: dict[bytes, str] = {}  # raw OffsetCommitKey -> its text
     key_texts: dict[bytes, str] = {}
     keys: KeyCache = {}
+    lane = (
+        text_fast_lane(max_batch_bytes=max_batch_bytes, window_bytes=window_bytes)
+        if accelerate
+        else None
+    )
+    pending: list[str] = []  # the lane's text not yet handed on, in file order
+    fast_lane: FastLane | None = None
+    if lane is not None:
+        text_lane = lane
+
+        def fast_lane(window: memoryview, start: int, end: int, position: int) -> tuple[int, Any]:
+            # read_batches yields nothing for what a lane takes: refuse while text is pending,
+            # so that it decodes (and yields) this entry and the text is handed on first
+            return (start, _NO_TEXT) if pending else text_lane(window, start, end, position)
+
+    def on_fast_lane(taken: Mapping[str, Any]) -> None:
+        text: str = taken["text"]
+        if text:
+            pending.append(text[:-1])
+
     for item in read_batches(
         source,
         file=file,
         window_bytes=window_bytes,
         max_batch_bytes=max_batch_bytes,
         decompress_limit=decompress_limit,
+        fast_lane=fast_lane,
+        on_fast_lane=on_fast_lane,
     ):
+        if pending:
+            yield from _lane_lines(pending, blocks)
         if isinstance(item, DecodeError):
             yield item
             continue
@@ -273,6 +304,22 @@ def segment_text(
             if decoded.error is not None:
                 yield decoded.error
             yield record_to_text(decoded, key_texts)
+    if pending:
+        yield from _lane_lines(pending, blocks)
+
+
+_NO_TEXT: Final[Mapping[str, Any]] = {"text": ""}
+
+
+def _lane_lines(pending: list[str], blocks: bool) -> Iterator[str]:
+    """The lane's pending text (``pending`` emptied): blocks of lines, or line by line."""
+    texts = pending[:]
+    pending.clear()
+    for text in texts:
+        if blocks:
+            yield text
+        else:
+            yield from text.split("\n")
 
 
 def _fields_text(fields: Mapping[str, object]) -> str:

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             items: Iterator[str | DecodedRecord | DecodeError] = (
                 decode_segment(source, file=name, **limits)
                 if args.json
-                else segment_text(source, file=name, **limits)
+                else segment_text(source, file=name, blocks=True, **limits)
             )
             for item in items:
                 if isinstance(item, DecodeError):
@@ -106,8 +106,10 @@ def run(args: argparse.Namespace) -> int:
                     _flush(out, lines)  # keep records and problems in order on a terminal
                     _report(err, args, item)
                     continue
-                lines.append(item if isinstance(item, str) else record_to_json_line(item))
-                if len(lines) >= _LINES_PER_WRITE:
+                line = item if isinstance(item, str) else record_to_json_line(item)
+                lines.append(line)
+                # a line of the C text lane's may be a block of many (segment_text's blocks)
+                if len(lines) >= _LINES_PER_WRITE or len(line) >= _BLOCK_CHARS:
                     _flush(out, lines)
             _flush(out, lines)
     if args.summary:
@@ -121,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
 
 #: Records are rendered into lines and written this many at a time.
 _LINES_PER_WRITE = 512
+#: A "line" this long (a block of lines from segment_text) is written at once.
+_BLOCK_CHARS = 1 << 16
 
 
 def _flush(out: TextIO, lines: list[str]) -> None:
