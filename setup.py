@@ -1,24 +1,37 @@
-"""Build hook for the optional C accelerator (offsets_auditor/_speedups.c).
+"""Build hook for the two optional C extensions.
 
-Everything else is declared in pyproject.toml. The extension is ``optional``: if no C compiler
-(or no Python headers) is available the build prints a warning, the package still installs and
-runs on its pure-Python decoder, only slower (``offsets_auditor.fastlane`` finds out at run time).
+- ``offsets_auditor._speedups``: the decoder's fast lanes (summary totals, text lines) for plain
+  offset commits;
+- ``offsets_auditor._cleaner_speedups``: Kafka's SkimpyOffsetMap and the cleaner emulation's
+  scan/map/clean lanes.
+
+Both share ``offsets_auditor/_kafka_crc.h`` (CRC-32 and CRC-32C). Everything else is declared in
+pyproject.toml. The extensions are ``optional``: without a C compiler (or Python headers) the
+build prints a warning and the package runs on its pure-Python code, only slower
+(``offsets_auditor.fastlane`` and ``offsets_auditor.cleaner.fast`` find out at run time).
 """
 
+import sys
+
 from setuptools import Extension, setup
+
+FLAGS = [] if sys.platform.startswith("win") else ["-O3"]
+SHARED = ["offsets_auditor/_kafka_crc.h"]
 
 setup(
     ext_modules=[
         Extension(
             "offsets_auditor._speedups",
             ["offsets_auditor/_speedups.c"],
-            extra_compile_args=["-O3"] if not __import__("sys").platform.startswith("win") else [],
+            depends=SHARED,
+            extra_compile_args=FLAGS,
             optional=True,
         ),
         Extension(
             "offsets_auditor._cleaner_speedups",
             ["offsets_auditor/_cleaner_speedups.c"],
-            extra_compile_args=["-O3"] if not __import__("sys").platform.startswith("win") else [],
+            depends=SHARED,
+            extra_compile_args=FLAGS,
             optional=True,
         ),
     ]

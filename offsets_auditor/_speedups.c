@@ -49,107 +49,9 @@
 #include <nmmintrin.h>
 #endif
 
-/* ---------------------------------------------------------------- CRCs (slice-by-8) -- */
+/* ---------------------------------------------------------------- CRCs -- */
 
-/* Reflected polynomials: CRC-32 (zlib, java.util.zip.CRC32) and CRC-32C (Castagnoli). */
-#define POLY_CRC32 0xEDB88320u
-#define POLY_CRC32C 0x82F63B78u
-
-static uint32_t crc32_table[8][256];
-static uint32_t crc32c_table[8][256];
-#ifdef HAVE_SSE42_CRC32C
-static int have_sse42 = 0;
-#endif
-
-static void
-make_tables(uint32_t table[8][256], uint32_t poly)
-{
-    for (uint32_t n = 0; n < 256; n++) {
-        uint32_t c = n;
-        for (int k = 0; k < 8; k++) {
-            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
-        }
-        table[0][n] = c;
-    }
-    for (uint32_t n = 0; n < 256; n++) {
-        uint32_t c = table[0][n];
-        for (int k = 1; k < 8; k++) {
-            c = table[0][c & 0xFF] ^ (c >> 8);
-            table[k][n] = c;
-        }
-    }
-}
-
-static inline uint32_t
-load_le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-/* The finished CRC (initial value and final xor 0xFFFFFFFF) of p[0:n]. */
-static uint32_t
-crc_slice8(uint32_t table[8][256], const unsigned char *p, Py_ssize_t n)
-{
-    uint32_t crc = 0xFFFFFFFFu;
-    while (n > 0 && ((uintptr_t)p & 7) != 0) {
-        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
-        n--;
-    }
-    while (n >= 8) {
-        uint32_t one = load_le32(p) ^ crc;
-        uint32_t two = load_le32(p + 4);
-        crc = table[7][one & 0xFF] ^ table[6][(one >> 8) & 0xFF] ^ table[5][(one >> 16) & 0xFF]
-              ^ table[4][one >> 24] ^ table[3][two & 0xFF] ^ table[2][(two >> 8) & 0xFF]
-              ^ table[1][(two >> 16) & 0xFF] ^ table[0][two >> 24];
-        p += 8;
-        n -= 8;
-    }
-    while (n-- > 0) {
-        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
-    }
-    return crc ^ 0xFFFFFFFFu;
-}
-
-#ifdef HAVE_SSE42_CRC32C
-/* CRC-32C with the SSE 4.2 crc32 instruction (same result as the table). */
-__attribute__((target("sse4.2"))) static uint32_t
-crc32c_sse42(const unsigned char *p, Py_ssize_t n)
-{
-    uint64_t crc = 0xFFFFFFFFu;
-    while (n > 0 && ((uintptr_t)p & 7) != 0) {
-        crc = _mm_crc32_u8((uint32_t)crc, *p++);
-        n--;
-    }
-    while (n >= 8) {
-        uint64_t word;
-        memcpy(&word, p, 8);
-        crc = _mm_crc32_u64(crc, word);
-        p += 8;
-        n -= 8;
-    }
-    while (n-- > 0) {
-        crc = _mm_crc32_u8((uint32_t)crc, *p++);
-    }
-    return (uint32_t)crc ^ 0xFFFFFFFFu;
-}
-#endif
-
-static uint32_t
-crc32_zlib(const unsigned char *p, Py_ssize_t n)
-{
-    return crc_slice8(crc32_table, p, n);
-}
-
-static uint32_t
-crc32_castagnoli(const unsigned char *p, Py_ssize_t n)
-{
-#ifdef HAVE_SSE42_CRC32C
-    if (have_sse42) {
-        return crc32c_sse42(p, n);
-    }
-#endif
-    return crc_slice8(crc32c_table, p, n);
-}
+#include "_kafka_crc.h"
 
 /* ------------------------------------------------------------- big-endian reads -- */
 
@@ -915,11 +817,6 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    make_tables(crc32_table, POLY_CRC32);
-    make_tables(crc32c_table, POLY_CRC32C);
-#ifdef HAVE_SSE42_CRC32C
-    __builtin_cpu_init();
-    have_sse42 = __builtin_cpu_supports("sse4.2");
-#endif
+    kafka_crc_init();
     return PyModule_Create(&module_def);
 }
