@@ -1,5 +1,6 @@
-"""Pure parsers for the small text files in a broker log dir: offset checkpoints, the
-``leader-epoch-checkpoint`` and ``meta.properties``.
+"""Pure parsers for the checkpoint files of a broker log dir: offset checkpoints and the
+``leader-epoch-checkpoint`` (``meta.properties`` and the clean-shutdown marker are in
+``offsets_auditor.meta_properties``).
 
 Grammar shared by every checkpoint file (version 0; docs/kafka-internals.md §4.8)::
 
@@ -41,7 +42,6 @@ An empty file, or one with only a version line, reads as no entries in every ver
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -50,7 +50,7 @@ from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.versions import KafkaVersion
 
 CHECKPOINT_VERSION = 0
-_INT32 = (-(2**31), 2**31 - 1)
+INT32_RANGE = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
 #: ``java.util.regex`` ``\s``: space, \t, \n, \x0B, \f, \r.
 _JAVA_WS = re.compile(r"[ \t\n\x0b\f\r]+")
@@ -127,7 +127,7 @@ class LeaderEpochCheckpoint:
         return not self.findings
 
 
-class _NumberFormat(Exception):
+class JavaNumberFormatError(Exception):
     """Java's ``NumberFormatException``; ``text`` is the rejected string."""
 
     def __init__(self, text: str) -> None:
@@ -135,13 +135,13 @@ class _NumberFormat(Exception):
         self.text = text
 
 
-def _java_int(text: str, bounds: tuple[int, int]) -> int:
+def java_int(text: str, bounds: tuple[int, int]) -> int:
     """``Integer.parseInt``/``Long.parseLong``: no whitespace, no underscores, range-checked."""
     if _JAVA_INT.fullmatch(text) is None:
-        raise _NumberFormat(text)
+        raise JavaNumberFormatError(text)
     value = int(text)
     if not bounds[0] <= value <= bounds[1]:
-        raise _NumberFormat(text)
+        raise JavaNumberFormatError(text)
     return value
 
 
@@ -251,7 +251,7 @@ def _parse(
             )
         )
 
-    def number_error(line: str, error: _NumberFormat, *, in_entry: bool) -> str:
+    def number_error(line: str, error: JavaNumberFormatError, *, in_entry: bool) -> str:
         # 0.8/0.9 never catch NumberFormatException; 3.1+ catches it for the version and
         # count lines only; 0.10 - 3.0 turn it into a malformed-line error.
         if era is _Era.V08 or (era is _Era.V31 and in_entry):
@@ -263,8 +263,8 @@ def _parse(
         return _Parsed(None, None, [], findings)
     head, head_pos = lines[0]
     try:
-        file_version = _java_int(head, _INT32)
-    except _NumberFormat as error:
+        file_version = java_int(head, INT32_RANGE)
+    except JavaNumberFormatError as error:
         report(number_error(head, error, in_entry=False), head_pos, "version")
         return _Parsed(None, None, [], findings)
     if file_version != CHECKPOINT_VERSION:
@@ -274,8 +274,8 @@ def _parse(
         return _Parsed(file_version, None, [], findings)
     count_line, count_pos = lines[1]
     try:
-        expected: int | None = _java_int(count_line, _INT32)
-    except _NumberFormat as error:
+        expected: int | None = java_int(count_line, INT32_RANGE)
+    except JavaNumberFormatError as error:
         report(number_error(count_line, error, in_entry=False), count_pos, "count")
         expected = None
     rows: list[tuple[list[str], int, int]] = []
@@ -287,8 +287,8 @@ def _parse(
         try:
             for part, bound in zip(parts, bounds, strict=True):
                 if bound is not None:
-                    _java_int(part, bound)
-        except _NumberFormat as error:
+                    java_int(part, bound)
+        except JavaNumberFormatError as error:
             report(number_error(line, error, in_entry=True), pos, "entry")
             continue
         rows.append((parts, number, pos))
@@ -315,7 +315,7 @@ def parse_offset_checkpoint(
     """
     parsed = _parse(
         text,
-        bounds=(None, _INT32, _INT64),
+        bounds=(None, INT32_RANGE, _INT64),
         version=version,
         location=location,
         file=file,
@@ -342,7 +342,7 @@ def parse_leader_epoch_checkpoint(
     and messages as :func:`parse_offset_checkpoint`."""
     parsed = _parse(
         text,
-        bounds=(_INT32, _INT64),
+        bounds=(INT32_RANGE, _INT64),
         version=version,
         location=location,
         file=file,
@@ -354,191 +354,3 @@ def parse_leader_epoch_checkpoint(
     return LeaderEpochCheckpoint(
         parsed.version, parsed.expected_count, entries, tuple(parsed.findings)
     )
-
-
-# --- meta.properties -------------------------------------------------------------------------
-
-META_PROPERTIES = "meta.properties"
-_PROPERTY_WS = " \t\f"
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-@dataclass(frozen=True, slots=True)
-class MetaProperties:
-    """``meta.properties``: the broker's identity in this log dir.
-
-    v0 (ZooKeeper mode, 0.9.0.1 ``server/BrokerMetadataCheckpoint.scala``): ``version=0``,
-    ``broker.id`` (+ ``cluster.id`` from 2.4.0). v1 (KRaft, 3.9.0-rc3
-    ``metadata/.../properties/MetaProperties.java``): ``version=1``, ``node.id``, ``cluster.id``
-    and from 3.7 ``directory.id``. ``broker_id`` is ``broker.id``, else ``node.id``.
-    """
-
-    properties: tuple[tuple[str, str], ...]
-    version: int | None
-    broker_id: int | None
-    node_id: int | None
-    cluster_id: str | None
-    directory_id: str | None
-    findings: tuple[Finding, ...]
-
-    def get(self, key: str) -> str | None:
-        return dict(self.properties).get(key)
-
-
-def _unescape(text: str) -> str:
-    """``java.util.Properties`` escapes: ``\\uXXXX``, ``\\t \\n \\r \\f``, else the char itself."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char != "\\" or i + 1 >= len(text):
-            out.append(char)
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2 : i + 6]):
-            out.append(chr(int(text[i + 2 : i + 6], 16)))
-            i += 6
-            continue
-        out.append(_ESCAPES.get(nxt, nxt))
-        i += 2
-    return "".join(out)
-
-
-def parse_java_properties(text: str) -> list[tuple[str, str]]:
-    """``Properties.load``: ``#``/``!`` comments, ``=``/``:``/whitespace separators, backslash
-    continuation lines, escapes. Returns ``(key, value)`` pairs in file order (later wins)."""
-    pairs: list[tuple[str, str]] = []
-    logical = ""
-    continuing = False
-    for natural, _ in read_lines(text):
-        line = natural.lstrip(_PROPERTY_WS)
-        if not continuing and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:
-            logical += line[:-1]
-            continuing = True
-            continue
-        logical += line
-        continuing = False
-        pairs.append(_split_property(logical))
-        logical = ""
-    if continuing:
-        pairs.append(_split_property(logical))
-    return pairs
-
-
-def _split_property(line: str) -> tuple[str, str]:
-    """``Properties.load``'s key/value split (``java.util.Properties.load0``)."""
-    key_len, value_start, has_sep, backslash = 0, len(line), False, False
-    while key_len < len(line):
-        char = line[key_len]
-        if char in "=:" and not backslash:
-            value_start, has_sep = key_len + 1, True
-            break
-        if char in _PROPERTY_WS and not backslash:
-            value_start = key_len + 1
-            break
-        backslash = (not backslash) if char == "\\" else False
-        key_len += 1
-    while value_start < len(line):
-        char = line[value_start]
-        if char not in _PROPERTY_WS:
-            if not has_sep and char in "=:":
-                has_sep = True
-            else:
-                break
-        value_start += 1
-    return _unescape(line[:key_len]), _unescape(line[value_start:])
-
-
-def parse_meta_properties(data: bytes, *, file: str | None = META_PROPERTIES) -> MetaProperties:
-    """Parse ``meta.properties`` (read as ISO-8859-1, as ``Properties.load(InputStream)`` does)."""
-    pairs = parse_java_properties(data.decode("latin-1"))
-    props = dict(pairs)
-    findings: list[Finding] = []
-
-    def bad(detail: str, field: str) -> None:
-        findings.append(
-            Finding("malformed-meta-properties", Severity.WARNING, detail, file=file, field=field)
-        )
-
-    def integer(key: str) -> int | None:
-        raw = props.get(key)
-        if raw is None:
-            return None
-        try:
-            value = _java_int(raw, _INT32)
-        except _NumberFormat as error:
-            bad(f"{key}: java.lang.NumberFormatException: {error}", key)
-            return None
-        if value < 0:
-            bad(f"{key}={value} is not in the range 0 .. 2147483647", key)
-        return value
-
-    version = integer("version")
-    broker_id = integer("broker.id")
-    node_id = integer("node.id")
-    if "version" not in props:
-        bad("Missing required property 'version'", "version")
-    elif version == 0 and "broker.id" not in props:
-        bad("Missing required property 'broker.id'", "broker.id")
-    elif version == 1:
-        for key in ("node.id", "cluster.id"):
-            if key not in props:
-                bad(f"{key} was not found.", key)
-    elif version is not None and version not in (0, 1):
-        bad(f"Unrecognized version of the server meta.properties file: {version}", "version")
-    return MetaProperties(
-        properties=tuple(pairs),
-        version=version,
-        broker_id=broker_id if broker_id is not None else node_id,
-        node_id=node_id,
-        cluster_id=props.get("cluster.id"),
-        directory_id=props.get("directory.id"),
-        findings=tuple(findings),
-    )
-
-
-# --- .kafka_cleanshutdown --------------------------------------------------------------------
-
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
-
-
-@dataclass(frozen=True, slots=True)
-class CleanShutdownContent:
-    """What a present ``.kafka_cleanshutdown`` holds. Empty up to 3.6 (0.9.0.1
-    ``Log.CleanShutdownFile``); 3.7+ writes ``{"version":0,"brokerEpoch":N}`` (3.7.0/3.9.0-rc3
-    ``storage/.../checkpoint/CleanShutdownFileHandler.java``). The broker skips recovery when the
-    file *exists*, whatever it holds; an unparsable body only loses the broker epoch."""
-
-    empty: bool
-    version: int | None
-    broker_epoch: int | None
-    findings: tuple[Finding, ...]
-
-
-def parse_clean_shutdown(
-    data: bytes, *, file: str | None = CLEAN_SHUTDOWN_FILE
-) -> CleanShutdownContent:
-    if not data.strip():
-        return CleanShutdownContent(True, None, None, ())
-    try:
-        content = json.loads(data.decode("utf-8"))
-        if not isinstance(content, dict):
-            raise ValueError("not a JSON object")
-        version = content.get("version")
-        epoch = content.get("brokerEpoch")
-        if not isinstance(version, int) or not (epoch is None or isinstance(epoch, int)):
-            raise ValueError("version/brokerEpoch are not integers")
-    except (UnicodeDecodeError, ValueError) as error:
-        finding = Finding(
-            "malformed-clean-shutdown-file",
-            Severity.INFO,
-            f"unparsable clean shutdown file ({error}); the broker still treats the shutdown "
-            "as clean because the file exists",
-            file=file,
-        )
-        return CleanShutdownContent(False, None, None, (finding,))
-    return CleanShutdownContent(False, version, epoch, ())

@@ -30,20 +30,22 @@ from pathlib import Path
 
 from offsets_auditor import fs
 from offsets_auditor.checkpoints import (
-    CLEAN_SHUTDOWN_FILE,
     LEADER_EPOCH_CHECKPOINT,
-    META_PROPERTIES,
     CheckpointFileName,
-    CleanShutdownContent,
     LeaderEpochCheckpoint,
-    MetaProperties,
     OffsetCheckpoint,
-    parse_clean_shutdown,
     parse_leader_epoch_checkpoint,
-    parse_meta_properties,
     parse_offset_checkpoint,
 )
 from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.meta_properties import (
+    CLEAN_SHUTDOWN_FILE,
+    META_PROPERTIES,
+    CleanShutdownContent,
+    MetaProperties,
+    parse_clean_shutdown,
+    parse_meta_properties,
+)
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 OFFSETS_TOPIC = "__consumer_offsets"

@@ -13,12 +13,14 @@ from hypothesis import strategies as st
 
 from offsets_auditor.checkpoints import (
     java_whitespace_split,
-    parse_clean_shutdown,
-    parse_java_properties,
     parse_leader_epoch_checkpoint,
-    parse_meta_properties,
     parse_offset_checkpoint,
     read_lines,
+)
+from offsets_auditor.meta_properties import (
+    parse_clean_shutdown,
+    parse_java_properties,
+    parse_meta_properties,
 )
 from offsets_auditor.versions import KafkaVersion
 

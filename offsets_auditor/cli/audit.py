@@ -12,9 +12,9 @@ from typing import Any
 from offsets_auditor import fs
 from offsets_auditor.audit import BrokerAudit, audit_log_dir
 from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
-from offsets_auditor.checkpoints import parse_java_properties
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
 from offsets_auditor.load_calibration import LoadRate, calibrate
+from offsets_auditor.meta_properties import parse_java_properties
 from offsets_auditor.restart.progress import fold_lines
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
 
