@@ -53,7 +53,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from offsets_auditor import fs
-from offsets_auditor.logdir import DirState, FileEntry, LogDir, PartitionDir, Segment
+from offsets_auditor.logdir import FileEntry, LogDir, PartitionDir, Segment
 from offsets_auditor.versions import KafkaVersion
 
 #: ``.index`` entry: relativeOffset (offset - baseOffset), position (byte position in the .log).
@@ -64,7 +64,7 @@ TIME_ENTRY = struct.Struct(">qi")
 ABORTED_TXN = struct.Struct(">hqqqq")
 
 _CAUGHT = ("IllegalArgumentException", "CorruptIndexException")
-_NOT_REBUILT = "not rebuilt"
+NOT_REBUILT = "not rebuilt"
 
 
 class IndexKind(StrEnum):
@@ -312,9 +312,9 @@ class _SegmentContext:
 def _missing_offset_index(ctx: _SegmentContext, era: str) -> tuple[str, bool]:
     """(reason, rebuilt) for a segment whose ``.index`` is missing."""
     if era == "0.8.1":
-        return "recreated empty by new OffsetIndex before the exists() test; " + _NOT_REBUILT, False
+        return "recreated empty by new OffsetIndex before the exists() test; " + NOT_REBUILT, False
     if era == "1.1.0":
-        return "recreated empty by LogSegment.open before the exists() test; " + _NOT_REBUILT, False
+        return "recreated empty by LogSegment.open before the exists() test; " + NOT_REBUILT, False
     log_path = str(ctx.part.path / ctx.seg.log.name)
     if era == "0.10.1.0":
         word = "offset index" if ctx.version.at_least("0.11.0.0") else "index"
@@ -407,7 +407,7 @@ def segment_verdicts(ctx: _SegmentContext) -> list[IndexVerdict]:
     ]
 
 
-def _recovery_points(logdir: LogDir) -> tuple[dict[tuple[str, int], int], str]:
+def recovery_points(logdir: LogDir) -> tuple[dict[tuple[str, int], int], str]:
     checkpoint = logdir.recovery_point_checkpoint
     if checkpoint is None:
         return {}, "no recovery-point-offset-checkpoint: 0"
@@ -420,7 +420,7 @@ def index_verdicts(logdir: LogDir, version: KafkaVersion) -> list[IndexVerdict]:
     """Every index file of every live segment in every partition dir, with what the next start
     of a ``version`` broker does with it. The files with verdict ``corrupt`` are exactly those
     the broker will log as "Found a corrupted index file" and rebuild."""
-    points, _ = _recovery_points(logdir)
+    points, _ = recovery_points(logdir)
     verdicts: list[IndexVerdict] = []
     for part in logdir.partitions:
         point = points.get((part.topic, part.partition), 0)
@@ -428,95 +428,3 @@ def index_verdicts(logdir: LogDir, version: KafkaVersion) -> list[IndexVerdict]:
             ctx = _SegmentContext(part, seg, version, logdir.clean_shutdown.present, point)
             verdicts.extend(segment_verdicts(ctx))
     return verdicts
-
-
-# --- Recovery after an unclean shutdown ------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentRecovery:
-    """One ``LogSegment.recover`` pass over ``file`` (a ``.log``, relative to the log dir):
-    ``reason`` is ``corrupt-index``/``missing-index`` (at load) or ``unflushed`` (recoverLog)."""
-
-    file: str
-    base_offset: int
-    bytes: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionRecoveryPlan:
-    partition: str
-    recovery_point: int
-    recovery_point_source: str
-    recoveries: tuple[SegmentRecovery, ...]
-
-    @property
-    def bytes_to_read(self) -> int:
-        return sum(r.bytes for r in self.recoveries)
-
-
-def unflushed_segments(segments: tuple[Segment, ...], recovery_point: int) -> tuple[Segment, ...]:
-    """``logSegments(recoveryPoint, Long.MaxValue)``: from the segment holding the recovery point
-    (``floorKey``) onward, or all of them when none starts at or below it (0.9.0.1/2.3.0
-    ``Log.logSegments``; 3.9.0-rc3 ``LogSegments.values``). The active segment is always in."""
-    floor = [s for s in segments if s.base_offset <= recovery_point]
-    start = floor[-1].base_offset if floor else None
-    return tuple(s for s in segments if start is None or s.base_offset >= start)
-
-
-def recovery_plan(logdir: LogDir, version: KafkaVersion) -> list[PartitionRecoveryPlan]:
-    """Per partition dir, every segment the next start re-reads, in order, and the bytes.
-
-    Load-time rebuilds (corrupt or missing index, any shutdown) come first, then, when there is
-    no ``.kafka_cleanshutdown``, ``recoverLog`` re-reads every segment from the one holding the
-    recovery point onward (not for ``-delete`` dirs: 2.3.0 ``Log.loadSegments``) - so a segment can
-    be read twice. A recovery that finds an invalid batch truncates there and deletes the later
-    segments, so the unflushed bytes are an upper bound. Producer-state rebuilding (0.11+) also
-    reads from the latest snapshot; that is not counted here.
-    """
-    points, source = _recovery_points(logdir)
-    verdicts = index_verdicts(logdir, version)
-    rebuilt = {
-        (v.partition, v.base_offset)
-        for v in verdicts
-        if v.verdict is Verdict.CORRUPT
-        or (
-            v.verdict is Verdict.MISSING
-            and v.kind is IndexKind.OFFSET
-            and _NOT_REBUILT not in v.reason
-        )
-    }
-    missing = {
-        (v.partition, v.base_offset)
-        for v in verdicts
-        if v.verdict is Verdict.MISSING and v.kind is IndexKind.OFFSET
-    }
-    plans: list[PartitionRecoveryPlan] = []
-    for part in logdir.partitions:
-        key = (part.topic, part.partition)
-        point = points.get(key, 0)
-        recoveries = [
-            SegmentRecovery(
-                f"{part.name}/{seg.log.name}",
-                seg.base_offset,
-                seg.log.size,
-                "missing-index" if (part.name, seg.base_offset) in missing else "corrupt-index",
-            )
-            for seg in part.segments
-            if (part.name, seg.base_offset) in rebuilt
-        ]
-        if not logdir.clean_shutdown.present and part.state is not DirState.DELETE:
-            recoveries.extend(
-                SegmentRecovery(
-                    f"{part.name}/{seg.log.name}", seg.base_offset, seg.log.size, "unflushed"
-                )
-                for seg in unflushed_segments(part.segments, point)
-            )
-        where = (
-            source
-            if key in points or source != "recovery-point-offset-checkpoint"
-            else ("absent from recovery-point-offset-checkpoint: 0")
-        )
-        plans.append(PartitionRecoveryPlan(part.name, point, where, tuple(recoveries)))
-    return plans

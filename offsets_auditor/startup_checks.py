@@ -9,14 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.indexes import (
-    IndexVerdict,
-    PartitionRecoveryPlan,
-    Verdict,
-    index_verdicts,
-    recovery_plan,
-)
+from offsets_auditor.indexes import IndexVerdict, Verdict, index_verdicts
 from offsets_auditor.logdir import LogDir
+from offsets_auditor.recovery import PartitionRecoveryPlan, recovery_plan
 from offsets_auditor.versions import KafkaVersion
 
 

@@ -22,12 +22,11 @@ from offsets_auditor.indexes import (
     Verdict,
     index_verdicts,
     offset_index_check,
-    recovery_plan,
     time_index_check,
     txn_index_check,
-    unflushed_segments,
 )
 from offsets_auditor.logdir import LogDir, read_log_dir
+from offsets_auditor.recovery import recovery_plan, unflushed_segments
 from offsets_auditor.versions import KafkaVersion
 
 P = "/data/kafka-logs/t-0/00000000000000000100.index"
