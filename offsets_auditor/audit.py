@@ -24,15 +24,9 @@ from offsets_auditor.cleaner.capacity import BufferAdvice, buffer_for
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
-from offsets_auditor.cleaner.passes import (
-    CleanerFailure,
-    PartitionCleaner,
-    PassResult,
-    Selection,
-    first_dirty_offset,
-    select,
-)
+from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, PassResult
 from offsets_auditor.cleaner.requirements import needed_entries
+from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
 from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, outcome, severity_of
 from offsets_auditor.errors import TruncatedError

@@ -72,7 +72,7 @@ def enabled() -> bool:
 @dataclass(slots=True)
 class Cursor:
     """Ordinals of the next entry of a segment walk: its batch and its first record, counted
-    over the decodable batches of the partition (``_LogState``'s numbering)."""
+    over the decodable batches of the partition (``LogState``'s numbering)."""
 
     batch: int
     record: int

@@ -17,7 +17,7 @@ from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
 
 
 class _Bitmaps(Protocol):
-    """The survivors of earlier passes, one byte per record / batch ordinal (``_LogState``)."""
+    """The survivors of earlier passes, one byte per record / batch ordinal (``LogState``)."""
 
     alive: bytearray
     batch_alive: bytearray

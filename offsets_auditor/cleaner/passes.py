@@ -12,13 +12,14 @@ and ``LogCleanerManager.scala``; 2.3.0 ``clients/.../record/MemoryRecords.java``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from offsets_auditor.cleaner import behaviour, fast, lanes
 from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.log_state import LogGroup, LogState
 from offsets_auditor.cleaner.offset_map import OffsetMap
-from offsets_auditor.cleaner.partition_scan import AbortedTxn, PartitionScan, SegmentInfo
+from offsets_auditor.cleaner.partition_scan import AbortedTxn, PartitionScan
+from offsets_auditor.cleaner.selection import Selection, select
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
 from offsets_auditor.records.compression import Codec
 from offsets_auditor.records.control import decode_control
@@ -75,167 +76,6 @@ class PassResult:
     log_lines: tuple[str, ...]
 
 
-@dataclass
-class _Group:
-    """A physical segment of the current log: original segments merged by earlier cleans."""
-
-    members: list[int]
-    base_offset: int
-    mtime_ms: int
-
-
-@dataclass
-class _LogState:
-    """The partition as earlier passes left it."""
-
-    scan: PartitionScan
-    record_start: list[int]
-    batch_start: list[int]
-    alive: bytearray
-    batch_alive: bytearray
-    batch_empty: bytearray
-    sizes: list[int]
-    groups: list[_Group] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, scan: PartitionScan) -> _LogState:
-        record_start, batch_start = [], []
-        records = batches = 0
-        for seg in scan.segments:
-            record_start.append(records)
-            batch_start.append(batches)
-            records += seg.records
-            batches += seg.batches
-        return cls(
-            scan=scan,
-            record_start=record_start,
-            batch_start=batch_start,
-            alive=bytearray(b"\x01" * records),
-            batch_alive=bytearray(b"\x01" * batches),
-            batch_empty=bytearray(batches),
-            sizes=[s.size for s in scan.segments],
-            groups=[_Group([i], s.base_offset, s.mtime_ms) for i, s in enumerate(scan.segments)],
-        )
-
-    @property
-    def segments(self) -> tuple[SegmentInfo, ...]:
-        return self.scan.segments
-
-    def group_size(self, group: _Group) -> int:
-        return sum(self.sizes[i] for i in group.members)
-
-    def log_segments(self, start: int, end: int) -> list[_Group]:
-        """Kafka's ``Log.logSegments(from, to)``: the segments from the one holding ``from``
-        (``floorKey``) up to, not including, the first based at or after ``to``."""
-        floor = None
-        for group in self.groups:
-            if group.base_offset <= start:
-                floor = group.base_offset
-        low = floor if floor is not None else -(2**63)
-        return [g for g in self.groups if low <= g.base_offset < end]
-
-    def batches(
-        self, index: int, lane: lanes.OrdinalLane | None = None
-    ) -> Iterator[tuple[int, int, Batch]]:
-        """(batch ordinal, first record ordinal, batch) for the live batches of original
-        segment ``index`` that ``lane`` (the C path, see ``cleaner.fast``) did not take."""
-        seg = self.segments[index]
-        cursor = fast.Cursor(self.batch_start[index], self.record_start[index])
-        offer: fast.Lane | None = None
-        if lane is not None:
-            ordinal_lane = lane
-
-            def offer(view: memoryview, start: int, end: int) -> int:
-                return ordinal_lane(view, start, end, cursor)
-
-        label = f"{self.scan.partition.name}/{seg.file}"
-        for batch in fast.walk(self.scan.partition.path / seg.file, label, offer):
-            b, r = cursor.batch, cursor.record
-            cursor.batch += 1
-            cursor.record += len(batch.records)
-            if self.batch_alive[b]:
-                yield b, r, batch
-
-
-def first_dirty_offset(scan: PartitionScan, checkpoint: int | None, log_start: int) -> int:
-    """The checkpoint, or the log start when there is none or it lies below the log start
-    (``LogCleanerManager.cleanableOffsets``, "Resetting first dirty offset")."""
-    if checkpoint is None or checkpoint < log_start:
-        return log_start
-    return checkpoint
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """The numbers ``grabFilthiestCompactedLog`` / ``grabFilthiestLog`` look at."""
-
-    first_dirty: int
-    first_uncleanable: int
-    uncleanable_segment_base: int
-    clean_bytes: int
-    cleanable_bytes: int
-    ratio: float
-    need_compaction_now: bool
-    eligible: bool
-    blocked_by: str | None
-
-
-def select(state: _LogState, first_dirty: int, config: CleanerConfig, now_ms: int) -> Selection:
-    version = config.kafka_version
-    segments = state.segments
-    active_base = state.groups[-1].base_offset
-    bounds = [active_base]
-    blocked_by = "active segment"
-    lso = state.scan.transactions.first_unstable_offset()
-    if behaviour.reads_transactions(version) and lso is not None and lso < active_base:
-        bounds.append(lso)
-        blocked_by = "open transaction"
-    if behaviour.has_min_compaction_lag(version) and config.min_compaction_lag_ms > 0:
-        for group in state.log_segments(first_dirty, active_base):
-            largest = max(segments[i].largest_timestamp for i in group.members)
-            if largest > now_ms - config.min_compaction_lag_ms:
-                if group.base_offset < min(bounds):
-                    blocked_by = "min.compaction.lag.ms"
-                bounds.append(group.base_offset)
-                break
-    first_uncleanable = min(bounds)
-    if behaviour.map_era(version) != behaviour.MapEra.PARTIAL:
-        first_uncleanable = active_base
-    clean = sum(state.group_size(g) for g in state.log_segments(-1, first_dirty))
-    if behaviour.map_era(version) == behaviour.MapEra.PARTIAL:
-        later = state.log_segments(first_uncleanable, active_base)
-        uncleanable_base = later[0].base_offset if later else active_base
-    else:
-        uncleanable_base = active_base
-    cleanable = sum(
-        state.group_size(g)
-        for g in state.log_segments(first_dirty, max(first_dirty, uncleanable_base))
-    )
-    total = clean + cleanable
-    ratio = cleanable / total if total else 0.0
-    need_now = False
-    if behaviour.has_max_compaction_lag(version) and config.max_compaction_lag_ms < 2**63 - 1:
-        firsts = [
-            segments[i].first_batch_timestamp
-            for g in state.log_segments(first_dirty, active_base)
-            for i in g.members
-            if segments[i].first_batch_timestamp > 0
-        ]
-        need_now = bool(firsts) and min(firsts) < now_ms - max(config.max_compaction_lag_ms, 0)
-    eligible = total > 0 and (ratio > config.min_cleanable_ratio or (need_now and cleanable > 0))
-    return Selection(
-        first_dirty=first_dirty,
-        first_uncleanable=first_uncleanable,
-        uncleanable_segment_base=uncleanable_base,
-        clean_bytes=clean,
-        cleanable_bytes=cleanable,
-        ratio=ratio,
-        need_compaction_now=need_now,
-        eligible=eligible,
-        blocked_by=blocked_by,
-    )
-
-
 class PartitionCleaner:
     """Emulates the cleaner's passes over one partition for one broker config."""
 
@@ -244,7 +84,7 @@ class PartitionCleaner:
         self.config = config
         self.version: KafkaVersion = config.kafka_version
         self.now_ms = now_ms
-        self.state = _LogState.of(scan)
+        self.state = LogState.of(scan)
         self.map = OffsetMap(config.memory_per_thread, config.load_factor)
         self.name = scan.partition.name
 
@@ -330,7 +170,7 @@ class PartitionCleaner:
     # --- building the offset map ---------------------------------------------------------
 
     def _map_whole_segments(
-        self, era: behaviour.MapEra, dirty: list[_Group], start: int, number: int
+        self, era: behaviour.MapEra, dirty: list[LogGroup], start: int, number: int
     ) -> tuple[int, bool] | CleanerFailure:
         """0.9.0.x and 0.10.0.x: ``buildOffsetMap`` returns the last offset of the last fully
         mapped segment; ``endOffset`` is that + 1."""
@@ -401,7 +241,7 @@ class PartitionCleaner:
                 progress.last = record.offset
         return None if progress.full else progress.last
 
-    def _map_partial(self, dirty: list[_Group], start: int, upper: int) -> bool:
+    def _map_partial(self, dirty: list[LogGroup], start: int, upper: int) -> bool:
         """0.10.1+ ``buildOffsetMap``: returns whether the map filled up."""
         txn = CleanedTransactionMetadata(enabled=behaviour.reads_transactions(self.version))
         txn.add_aborted(self._aborted_in(start, upper))
@@ -643,14 +483,14 @@ class PartitionCleaner:
 
     # --- segments and transactions -------------------------------------------------------
 
-    def _group_segments(self, groups: list[_Group], upper: int) -> list[_Group]:
+    def _group_segments(self, groups: list[LogGroup], upper: int) -> list[LogGroup]:
         """``groupSegmentsBySize``: merge consecutive segments while the total stays within
         ``segment.bytes`` and the offset span within an int."""
-        result: list[_Group] = []
+        result: list[LogGroup] = []
         remaining = list(groups)
         while remaining:
             head = remaining.pop(0)
-            current = _Group(list(head.members), head.base_offset, head.mtime_ms)
+            current = LogGroup(list(head.members), head.base_offset, head.mtime_ms)
             size = self.state.group_size(head)
             while remaining:
                 nxt = remaining[0]
@@ -667,7 +507,7 @@ class PartitionCleaner:
             result.append(current)
         return result
 
-    def _regroup(self, cleaned: list[_Group], end: int) -> list[_Group]:
+    def _regroup(self, cleaned: list[LogGroup], end: int) -> list[LogGroup]:
         """The log after the swap: the cleaned groups, then the segments at or above ``end``."""
         return [*cleaned, *(g for g in self.state.groups if g.base_offset >= end)]
 
