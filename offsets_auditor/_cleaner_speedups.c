@@ -65,9 +65,9 @@
 #define BYTES_PER_ENTRY 24
 #define RECORD_BATCH_OVERHEAD 61
 
-/* ---------------------------------------------------------------- CRCs -- */
+/* ------------------------------- CRCs, big-endian reads, varints -- */
 
-#include "_kafka_crc.h"
+#include "_kafka_wire.h"
 
 /* ------------------------------------------------------------------ MD5 (RFC 1321) -- */
 
@@ -194,31 +194,7 @@ md5_digest(const unsigned char *p, int64_t n, unsigned char out[HASH_SIZE])
     }
 }
 
-/* ------------------------------------------------------------- big-endian reads -- */
-
-static inline int16_t
-be16(const unsigned char *p)
-{
-    return (int16_t)(uint16_t)(((unsigned)p[0] << 8) | p[1]);
-}
-
-static inline uint32_t
-be32u(const unsigned char *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline int32_t
-be32(const unsigned char *p)
-{
-    return (int32_t)be32u(p);
-}
-
-static inline int64_t
-be64(const unsigned char *p)
-{
-    return (int64_t)(((uint64_t)be32u(p) << 32) | be32u(p + 4));
-}
+/* ------------------------------------------------------------- big-endian writes -- */
 
 static inline void
 put_be64(unsigned char *p, int64_t v)
@@ -303,31 +279,6 @@ chunk_free(Chunk *c)
 {
     PyMem_Free(c->recs);
     PyMem_Free(c->entries);
-}
-
-/* Zig-zag varint of at most max_bytes bytes in p[*at:end], masked to the Java width as
- * records/varint.py does; 0 if it runs past end or is too long. */
-static inline int
-read_varint(const unsigned char *p, int64_t *at, int64_t end, int max_bytes, int64_t *out)
-{
-    uint64_t raw = 0;
-    int64_t pos = *at;
-    for (int i = 0; i < max_bytes; i++) {
-        if (pos >= end) {
-            return 0;
-        }
-        unsigned byte = p[pos++];
-        raw |= (uint64_t)(byte & 0x7F) << (7 * i);
-        if (byte < 0x80) {
-            if (max_bytes == 5) {
-                raw &= 0xFFFFFFFFu;
-            }
-            *out = (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
-            *at = pos;
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* A plain legacy message p[0:n] into r / e: 1 if simple and valid, 0 if not. */

@@ -1,10 +1,11 @@
-/* CRC-32 (zlib, java.util.zip.CRC32: legacy messages v0/v1) and CRC-32C (Castagnoli: v2
- * record batches), shared by the two C extensions. Slice-by-8 tables everywhere; on x86-64 the
+/* Primitives of Kafka's wire formats shared by the two C extensions: big-endian reads, the
+ * zig-zag varints of v2 records, CRC-32 (zlib, java.util.zip.CRC32: legacy messages v0/v1) and
+ * CRC-32C (Castagnoli: v2 record batches). Slice-by-8 tables everywhere; on x86-64 the
  * SSE 4.2 crc32 instruction for CRC-32C and PCLMULQDQ folding for CRC-32 when the CPU has them
  * (detected once by kafka_crc_init). Results equal zlib.crc32 and crc32c.crc32c: the tests
  * compare them at every width. Include after <Python.h>, <stdint.h> and <string.h>. */
-#ifndef OFFSETS_AUDITOR_KAFKA_CRC_H
-#define OFFSETS_AUDITOR_KAFKA_CRC_H
+#ifndef OFFSETS_AUDITOR_KAFKA_WIRE_H
+#define OFFSETS_AUDITOR_KAFKA_WIRE_H
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #ifndef HAVE_SSE42_CRC32C
@@ -210,6 +211,57 @@ crc32_castagnoli(const unsigned char *p, int64_t n)
 }
 
 
+/* ------------------------------------------------------------- big-endian reads -- */
+
+static inline int16_t
+be16(const unsigned char *p)
+{
+    return (int16_t)(uint16_t)(((unsigned)p[0] << 8) | p[1]);
+}
+
+static inline uint32_t
+be32u(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline int32_t
+be32(const unsigned char *p)
+{
+    return (int32_t)be32u(p);
+}
+
+static inline int64_t
+be64(const unsigned char *p)
+{
+    return (int64_t)(((uint64_t)be32u(p) << 32) | be32u(p + 4));
+}
+
+/* Zig-zag varint of at most `max_bytes` bytes in p[*at:end], masked to the Java width as
+ * records/varint.py does; 0 if it runs past `end` or is too long. */
+static inline int
+read_varint(const unsigned char *p, int64_t *at, int64_t end, int max_bytes, int64_t *out)
+{
+    uint64_t raw = 0;
+    int64_t pos = *at;
+    for (int i = 0; i < max_bytes; i++) {
+        if (pos >= end) {
+            return 0;
+        }
+        unsigned byte = p[pos++];
+        raw |= (uint64_t)(byte & 0x7F) << (7 * i);
+        if (byte < 0x80) {
+            if (max_bytes == 5) {
+                raw &= 0xFFFFFFFFu;
+            }
+            *out = (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
+            *at = pos;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Build the tables and detect the CPU features; call once from the module init. */
 static void
 kafka_crc_init(void)
@@ -223,4 +275,4 @@ kafka_crc_init(void)
 #endif
 }
 
-#endif /* OFFSETS_AUDITOR_KAFKA_CRC_H */
+#endif /* OFFSETS_AUDITOR_KAFKA_WIRE_H */
