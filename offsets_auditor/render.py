@@ -20,7 +20,7 @@ from offsets_auditor.decode import (
 )
 from offsets_auditor.errors import DecodeError, TruncatedError
 from offsets_auditor.fastlane import text_fast_lane
-from offsets_auditor.records.compression import Codec
+from offsets_auditor.records.compression import codec_label
 from offsets_auditor.records.log_file import (
     DEFAULT_DECOMPRESS_LIMIT,
     DEFAULT_MAX_BATCH_BYTES,
@@ -32,15 +32,9 @@ from offsets_auditor.records.log_file import (
 from offsets_auditor.records.model import TimestampType
 from offsets_auditor.schemas import RecordValue, UnknownValue
 
-_CODEC_LABELS: Final[Mapping[int, str]] = {codec.value: codec.label for codec in Codec}
 _TIMESTAMP_NAMES: Final[Mapping[int, str]] = TimestampType.NAMES
 #: How many distinct keys' text :func:`segment_text` keeps.
 KEY_TEXT_CACHE_SIZE: Final = 1 << 17
-
-
-def codec_label(codec: int) -> str:
-    label = _CODEC_LABELS.get(codec)
-    return f"unknown({codec})" if label is None else label
 
 
 def jsonable(value: Any) -> Any:
@@ -127,7 +121,7 @@ def record_to_text(item: DecodedRecord, key_texts: dict[bytes, str] | None = Non
     """One line for one record. ``key_texts`` (raw key bytes -> text) lets a caller that prints
     many records render each distinct key once (see :func:`segment_text`)."""
     _, batch, record, key, value, control, error = item
-    codec = _CODEC_LABELS.get(batch.codec) or codec_label(batch.codec)
+    codec = codec_label(batch.codec)
     text = (
         f"offset: {record.offset} position: {batch.position} magic: {record.magic} codec: {codec}"
     )
@@ -269,7 +263,7 @@ def segment_text(
             yield item
             continue
         header = item.header
-        codec = _CODEC_LABELS.get(header.codec) or codec_label(header.codec)
+        codec = codec_label(header.codec)
         timestamp_name = _TIMESTAMP_NAMES.get(header.timestamp_type, "?")
         transactional = (
             f" transactional producerId: {header.producer_id}" if header.is_transactional else ""

@@ -10,7 +10,7 @@ from typing import Any
 from offsets_auditor.decode import DecodedRecord, KeyCache, decode_batch_records
 from offsets_auditor.errors import DecodeError, TruncatedError
 from offsets_auditor.fastlane import summary_fast_lane
-from offsets_auditor.records.compression import Codec
+from offsets_auditor.records.compression import codec_label
 from offsets_auditor.records.log_file import ByteSource, read_batches
 
 
@@ -40,7 +40,7 @@ class SegmentTotals:
         batch, record = item.batch, item.record
         if new_batch:
             self.batches += 1
-            self.codecs[_codec(batch.codec)] += 1
+            self.codecs[codec_label(batch.codec)] += 1
             self.magics[str(batch.magic)] += 1
             self.valid_bytes = batch.position + batch.size
         self.records += 1
@@ -100,13 +100,6 @@ class SegmentTotals:
         return data
 
 
-def _codec(codec: int) -> str:
-    try:
-        return Codec(codec).label
-    except ValueError:
-        return f"unknown({codec})"
-
-
 def _lane_limits(limits: Mapping[str, int]) -> dict[str, int]:
     return {k: v for k, v in limits.items() if k in ("max_batch_bytes", "window_bytes")}
 
@@ -137,7 +130,7 @@ def summarize_segment(
             first = False
         if first:  # a batch with no records (v2 empty batch kept by the cleaner)
             totals.batches += 1
-            totals.codecs[_codec(item.header.codec)] += 1
+            totals.codecs[codec_label(item.header.codec)] += 1
             totals.magics[str(item.header.magic)] += 1
             totals.valid_bytes = item.header.position + item.header.size
     yield totals

@@ -53,6 +53,15 @@ class Codec(enum.IntEnum):
         return self.name.lower()
 
 
+_LABELS: dict[int, str] = {codec.value: codec.label for codec in Codec}
+
+
+def codec_label(codec: int) -> str:
+    """``none``/``gzip``/... for a codec id, ``unknown(N)`` for any other."""
+    label = _LABELS.get(codec)
+    return f"unknown({codec})" if label is None else label
+
+
 def decompress(codec: int, payload: bytes | memoryview, *, magic: int, limit: int) -> bytes:
     """Uncompressed bytes of ``payload``, compressed with ``codec`` inside a ``magic`` entry.
 
