@@ -6,9 +6,10 @@
   scan/map/clean lanes.
 
 Both share ``offsets_auditor/_kafka_wire.h`` (big-endian reads, varints, CRC-32 and
-CRC-32C). Everything else is declared in pyproject.toml. The extensions are ``optional``: without a C compiler (or Python headers) the
-build prints a warning and the package runs on its pure-Python code, only slower
-(``offsets_auditor.fastlane`` and ``offsets_auditor.cleaner.fast`` find out at run time).
+CRC-32C). Everything else is declared in pyproject.toml. The extensions are ``optional``:
+without a C compiler (or Python headers) the build prints a warning and the package runs on its
+pure-Python code, only slower (``offsets_auditor.fastlane`` and ``offsets_auditor.cleaner.fast``
+find out at run time).
 """
 
 import sys
