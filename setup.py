@@ -22,6 +22,12 @@ SHARED = ["offsets_auditor/_kafka_wire.h"]
 setup(
     ext_modules=[
         Extension(
+            "offsets_auditor._native",
+            ["offsets_auditor/_native.c"],
+            depends=[*SHARED, "offsets_auditor/_md5.h"],
+            extra_compile_args=[*FLAGS, "-Wall", "-Wextra"],
+        ),
+        Extension(
             "offsets_auditor._speedups",
             ["offsets_auditor/_speedups.c"],
             depends=SHARED,

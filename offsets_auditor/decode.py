@@ -1,34 +1,35 @@
-"""Decode ``__consumer_offsets`` segments: record framing plus key/value schemas.
+"""Decoded records, one by one, from the columns of ``offsets_auditor.reader``.
 
-:func:`decode_segment` walks one ``.log`` file and yields, in file order, a
-:class:`DecodedRecord` for every record and a located :class:`DecodeError` for every problem.
-A record whose key or value cannot be decoded is still yielded (with its raw bytes and the
-error), so that counts add up and nothing is lost.
+:func:`decode_segment` reads one ``.log`` file (``reader.read_segment``) and yields, in file
+order, a :class:`DecodedRecord` for every record and a located :class:`DecodeError` for every
+problem. A record whose key or value cannot be decoded is still yielded (with its raw bytes and
+the error), preceded by that error, so that counts add up and nothing is lost.
+
+Keys and values the reader decoded into columns (``KeyStatus.OK``, ``ValueStatus.OK``) are
+built from them; the rest is decoded here by ``offsets_auditor.schemas`` (:func:`decode_record`),
+the reference for everything. Strings are Java-decoded (``schemas.java_utf8``).
 """
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from offsets_auditor.errors import CorruptError, DecodeError
-from offsets_auditor.records.control import ControlRecord, decode_control
-from offsets_auditor.records.log_file import (
-    DEFAULT_DECOMPRESS_LIMIT,
-    DEFAULT_MAX_BATCH_BYTES,
-    DEFAULT_WINDOW_BYTES,
+from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
+from offsets_auditor.reader.segment import (
+    DEFAULT_LIMITS,
+    Backend,
     ByteSource,
-    read_batches,
+    Limits,
+    read_segment,
 )
-from offsets_auditor.records.model import Batch, BatchHeader, Record
+from offsets_auditor.records.control import CONTROL_TYPES, ControlRecord, decode_control
+from offsets_auditor.records.model import BatchHeader, Record
 from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue, decode_key, decode_value
+from offsets_auditor.schemas.java_utf8 import java_utf8
 
-#: How many distinct keys a segment decode remembers (``__consumer_offsets`` is compacted: the
-#: same few thousand keys come back again and again).
-KEY_CACHE_SIZE: Final = 1 << 17
-
-KeyCache = dict[bytes, RecordKey]
 _new_tuple: Final = tuple.__new__
 
 
@@ -38,7 +39,7 @@ class DecodedRecord(NamedTuple):
     ``key`` is ``None`` for control records and for keys that failed to decode (then ``error``
     says why). ``value`` is ``None`` for tombstones and control records. ``control`` is set for
     the records of control batches (transaction markers). Records of one segment with equal
-    key bytes may share one :class:`RecordKey` object: treat it as read-only.
+    keys may share one :class:`RecordKey` object: treat it as read-only.
     """
 
     file: str | None
@@ -54,61 +55,210 @@ def decode_segment(
     source: ByteSource,
     *,
     file: str | None = None,
-    window_bytes: int = DEFAULT_WINDOW_BYTES,
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-    decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT,
+    backend: Backend = Backend.NATIVE,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Iterator[DecodedRecord | DecodeError]:
-    """Every record of a segment, decoded, and every problem, located. The limits are those
-    of :func:`offsets_auditor.records.log_file.read_batches`."""
-    keys: KeyCache = {}
-    for item in read_batches(
-        source,
-        file=file,
-        window_bytes=window_bytes,
-        max_batch_bytes=max_batch_bytes,
-        decompress_limit=decompress_limit,
-    ):
+    """Every record of a segment, decoded, and every problem, located."""
+    rows = RowDecoder(file)
+    for item in read_segment(source, file=file, backend=backend, limits=limits):
         if isinstance(item, DecodeError):
             yield item
-            continue
-        header = item.header
-        if header.is_control:
-            yield from decode_batch_records(item, file, keys)
-            continue
-        for record in item.records:
-            # the common case inline: a known key with a classic offset-commit value
-            raw_key, raw_value = record.key, record.value
-            key = keys.get(raw_key) if raw_key is not None else None
-            if key is not None and key.key_type == "offset_commit":
-                value = None if raw_value is None else offset_commit_value(raw_value)
-                if value is not None or raw_value is None:
-                    # DecodedRecord(file, header, record, key, value) without the Python-level
-                    # NamedTuple.__new__ (a third of the cost)
-                    yield _new_tuple(DecodedRecord, (file, header, record, key, value, None, None))
-                    continue
-            decoded = decode_record(header, record, file, keys)
+        else:
+            yield from rows.rows(item)
+
+
+@dataclass
+class RowDecoder:
+    """Turns the rows of a segment's chunks into :class:`DecodedRecord`\\ s (one instance per
+    segment: it caches decoded strings and keys by id)."""
+
+    file: str | None
+    _texts: dict[int, str] = field(default_factory=dict)
+    _keys: dict[tuple[int, int, int, int], RecordKey] = field(default_factory=dict)
+
+    def text(self, chunk: Chunk, string_id: int) -> str:
+        """String ``string_id`` of the segment's table, decoded as Java decodes it."""
+        text = self._texts.get(string_id)
+        if text is None:
+            text = self._texts[string_id] = java_utf8(chunk.strings[string_id])
+        return text
+
+    def rows(self, chunk: Chunk) -> Iterator[DecodedRecord | DecodeError]:
+        """Each record of ``chunk``, preceded by its error if it has one."""
+        for decoded in self.decoded(chunk):
             if decoded.error is not None:
                 yield decoded.error
             yield decoded
 
+    def decoded(self, chunk: Chunk, rows: Iterable[int] | None = None) -> Iterator[DecodedRecord]:
+        """The :class:`DecodedRecord` of each row (all, or ``rows``), errors attached."""
+        r = chunk.records
+        headers = batch_headers(chunk)
+        columns = (
+            r.batch.tolist(),
+            r.offset.tolist(),
+            r.timestamp.tolist(),
+            r.magic.tolist(),
+            r.key_status.tolist(),
+            r.value_status.tolist(),
+        )
+        batch_of, offsets, timestamps, magics, key_status, value_status = columns
+        for row in rows if rows is not None else range(len(r)):
+            header = headers[batch_of[row]]
+            record = _new_tuple(
+                Record,
+                (
+                    offsets[row],
+                    timestamps[row],
+                    chunk.key_bytes(row),
+                    chunk.value_bytes(row),
+                    magics[row],
+                    (),
+                ),
+            )
+            ks = key_status[row]
+            if ks == KeyStatus.OK and value_status[row] != ValueStatus.DEFERRED:
+                key = self._column_key(chunk, row)
+                value = None if value_status[row] == ValueStatus.NULL else _column_value(chunk, row)
+                yield _new_tuple(DecodedRecord, (self.file, header, record, key, value, None, None))
+            elif ks == KeyStatus.CONTROL:
+                control = ControlRecord(
+                    CONTROL_TYPES.get(int(r.control_type[row]), "unknown"),
+                    int(r.control_type[row]),
+                    int(r.coordinator_epoch[row]) if int(r.control_type[row]) in (0, 1) else None,
+                )
+                yield DecodedRecord(self.file, header, record, None, None, control=control)
+            else:
+                known = self._column_key(chunk, row) if ks == KeyStatus.OK else None
+                yield decode_record(header, record, self.file, known)
 
-def decode_batch_records(
-    batch: Batch, file: str | None, keys: KeyCache | None = None
-) -> Iterator[DecodedRecord | DecodeError]:
-    """The decoded records of one batch, each preceded by its error if it has one. ``keys``
-    caches decoded keys across the batches of a segment."""
-    header = batch.header
-    cache: KeyCache = {} if keys is None else keys
-    for record in batch.records:
-        decoded = decode_record(header, record, file, cache)
-        if decoded.error is not None:
-            yield decoded.error
-        yield decoded
+    def _column_key(self, chunk: Chunk, row: int) -> RecordKey:
+        r = chunk.records
+        ident = (
+            int(r.key_type[row]),
+            int(r.group[row]),
+            int(r.topic[row]),
+            int(r.partition[row]),
+        )
+        key = self._keys.get(ident)
+        if key is None:
+            version, group_id, topic_id, partition = ident
+            group = self.text(chunk, group_id)
+            if topic_id < 0:
+                key = RecordKey("group_metadata", version, group, fields={"group": group})
+            else:
+                topic = self.text(chunk, topic_id)
+                fields = {"group": group, "topic": topic, "partition": partition}
+                key = RecordKey("offset_commit", version, group, topic, partition, fields)
+            if len(self._keys) >= _KEY_CACHE_SIZE:
+                self._keys.clear()
+            self._keys[ident] = key
+        return key
+
+
+#: How many distinct keys a segment's :class:`RowDecoder` remembers.
+_KEY_CACHE_SIZE: Final = 1 << 17
+
+
+def batch_headers(chunk: Chunk) -> list[BatchHeader]:
+    """The :class:`BatchHeader` of each batch row of ``chunk``."""
+    b = chunk.batches
+    columns = (
+        b.position.tolist(),
+        b.size.tolist(),
+        b.magic.tolist(),
+        b.base_offset.tolist(),
+        b.last_offset.tolist(),
+        b.codec.tolist(),
+        b.timestamp_type.tolist(),
+        b.max_timestamp.tolist(),
+        b.crc.tolist(),
+        b.transactional.tolist(),
+        b.control.tolist(),
+        b.producer_id.tolist(),
+        b.producer_epoch.tolist(),
+        b.base_sequence.tolist(),
+        b.partition_leader_epoch.tolist(),
+        b.record_count.tolist(),
+        b.delete_horizon.tolist(),
+        b.has_delete_horizon.tolist(),
+    )
+    headers = []
+    for (
+        position,
+        size,
+        magic,
+        base_offset,
+        last_offset,
+        codec,
+        timestamp_type,
+        max_timestamp,
+        crc,
+        transactional,
+        control,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        partition_leader_epoch,
+        record_count,
+        delete_horizon,
+        has_delete_horizon,
+    ) in zip(*columns, strict=True):
+        headers.append(
+            BatchHeader(
+                position,
+                size,
+                magic,
+                base_offset,
+                last_offset,
+                codec,
+                timestamp_type,
+                max_timestamp,
+                crc,
+                bool(transactional),
+                bool(control),
+                producer_id,
+                producer_epoch,
+                base_sequence,
+                partition_leader_epoch,
+                None if record_count < 0 else record_count,
+                delete_horizon if has_delete_horizon else None,
+            )
+        )
+    return headers
+
+
+def _column_value(chunk: Chunk, row: int) -> RecordValue:
+    """The OffsetCommitValue v0-v3 the reader decoded into the columns of ``row``."""
+    r = chunk.records
+    version = int(r.value_version[row])
+    offset = int(r.committed_offset[row])
+    metadata = java_utf8(chunk.metadata_bytes(row))
+    commit_timestamp = int(r.commit_timestamp[row])
+    fields: dict[str, object]
+    if version == 1:
+        fields = {
+            "offset": offset,
+            "metadata": metadata,
+            "commit_timestamp": commit_timestamp,
+            "expire_timestamp": int(r.expire_timestamp[row]),
+        }
+    elif version == 3:
+        fields = {
+            "offset": offset,
+            "leader_epoch": int(r.leader_epoch[row]),
+            "metadata": metadata,
+            "commit_timestamp": commit_timestamp,
+        }
+    else:
+        fields = {"offset": offset, "metadata": metadata, "commit_timestamp": commit_timestamp}
+    return _new_record_value(version, fields)
 
 
 def decode_record(
-    header: BatchHeader, record: Record, file: str | None, keys: KeyCache
+    header: BatchHeader, record: Record, file: str | None, key: RecordKey | None = None
 ) -> DecodedRecord:
+    """The reference decode of one record's key and value (``key``: already decoded)."""
     if header.is_control:
         try:
             control = decode_control(record.key, record.value)
@@ -127,147 +277,23 @@ def decode_record(
             file=file,
         )
         return DecodedRecord(file, header, record, None, None, error=missing)
-    key = keys.get(raw_key)
     if key is None:
-        key = offset_commit_key(raw_key)
-        if key is None:
-            try:
-                key = decode_key(raw_key)
-            except DecodeError as error:
-                return DecodedRecord(
-                    file, header, record, None, None, error=_at(error, header, record, file, "key")
-                )
-        else:
-            if len(keys) >= KEY_CACHE_SIZE:
-                keys.clear()
-            keys[raw_key] = key
+        try:
+            key = decode_key(raw_key)
+        except DecodeError as error:
+            return DecodedRecord(
+                file, header, record, None, None, error=_at(error, header, record, file, "key")
+            )
     raw_value = record.value
     if raw_value is None:
         return DecodedRecord(file, header, record, key, None)
-    value: RecordValue | UnknownValue | None = (
-        offset_commit_value(raw_value) if key.key_type == "offset_commit" else None
-    )
-    if value is None:
-        try:
-            value = decode_value(key, raw_value)
-        except DecodeError as error:
-            return DecodedRecord(
-                file, header, record, key, None, error=_at(error, header, record, file, "value")
-            )
-    return DecodedRecord(file, header, record, key, value)
-
-
-# -- the fast path for classic offset commits ----------------------------------------------------
-#
-# Nearly every record of ``__consumer_offsets`` is an OffsetCommitKey v0/v1 with an
-# OffsetCommitValue v0-v3 (docs/kafka-internals.md §2.2-2.3). These two functions decode exactly
-# that, in one ``struct`` call per fixed part, into the same objects the schema decoder builds
-# (``schemas.classic``), and return ``None`` for anything else, including every malformed or
-# non-UTF-8 input: the schema decoder then decides (and says what is wrong). Tests check that both
-# agree on every real fixture and on generated keys and values.
-
-_KEY_HEAD: Final = struct.Struct(">hh")  # key version, group length
-_INT16: Final = struct.Struct(">h")
-_INT32: Final = struct.Struct(">i")
-_VALUE_HEAD: Final = struct.Struct(">hqh")  # v0-v2: version, offset, metadata length
-_VALUE_HEAD_V3: Final = struct.Struct(">hqih")  # v3: version, offset, leader_epoch, metadata length
-_INT64: Final = struct.Struct(">q")
-_INT64_PAIR: Final = struct.Struct(">qq")  # v1: commit_timestamp, expire_timestamp
-_MIN_KEY: Final = 10  # version, two empty strings, partition
-_MIN_VALUE: Final = 20  # v0/v2: version, offset, empty metadata, commit_timestamp
-
-
-def offset_commit_key(raw: bytes) -> RecordKey | None:
-    """``raw`` as an OffsetCommitKey v0/v1 (version, group, topic, partition, nothing after), or
-    ``None`` when it is anything else."""
-    size = len(raw)
-    if size < _MIN_KEY:
-        return None
-    version, group_length = _KEY_HEAD.unpack_from(raw)
-    if version > 1 or version < 0 or group_length < 0:
-        return None
-    topic_at = 4 + group_length
-    if topic_at + 6 > size:
-        return None
-    (topic_length,) = _INT16.unpack_from(raw, topic_at)
-    if topic_length < 0 or topic_at + 6 + topic_length != size:
-        return None
     try:
-        group = raw[4:topic_at].decode()
-        topic = raw[topic_at + 2 : size - 4].decode()
-    except UnicodeDecodeError:  # the schema decoder does the JDK's replacement
-        return None
-    (partition,) = _INT32.unpack_from(raw, size - 4)
-    fields = {"group": group, "topic": topic, "partition": partition}
-    return RecordKey("offset_commit", version, group, topic, partition, fields)
-
-
-#: What :func:`offset_commit_value_parts` reads: version, offset, leader_epoch (v3, else -1),
-#: metadata, commit_timestamp, expire_timestamp (v1, else -1).
-OffsetCommitParts = tuple[int, int, int, str, int, int]
-
-
-def offset_commit_value_parts(raw: bytes) -> OffsetCommitParts | None:
-    """The fields of ``raw`` as an OffsetCommitValue v0-v3 (trailing bytes ignored, as Kafka
-    does), or ``None`` when it is anything else."""
-    size = len(raw)
-    if size < _MIN_VALUE or raw[0]:  # v0-v3: the int16 version's high byte is 0
-        return None
-    version = raw[1]
-    leader_epoch = -1
-    if version == 3:
-        if size < _MIN_VALUE + 4:
-            return None
-        _, offset, leader_epoch, length = _VALUE_HEAD_V3.unpack_from(raw)
-        at = _VALUE_HEAD_V3.size
-    elif version <= 2:
-        _, offset, length = _VALUE_HEAD.unpack_from(raw)
-        at = _VALUE_HEAD.size
-    else:
-        return None
-    end = at + length
-    if length:
-        if length < 0 or end + (16 if version == 1 else 8) > size:
-            return None
-        try:
-            metadata = raw[at:end].decode()
-        except UnicodeDecodeError:  # the schema decoder does the JDK's replacement
-            return None
-    else:
-        metadata = ""
-    if version == 1:
-        if end + 16 > size:
-            return None
-        commit_timestamp, expire_timestamp = _INT64_PAIR.unpack_from(raw, end)
-        return 1, offset, -1, metadata, commit_timestamp, expire_timestamp
-    return version, offset, leader_epoch, metadata, _INT64.unpack_from(raw, end)[0], -1
-
-
-def offset_commit_value(raw: bytes) -> RecordValue | None:
-    """``raw`` as an OffsetCommitValue v0-v3 (trailing bytes ignored, as Kafka does), or
-    ``None`` when it is anything else."""
-    parts = offset_commit_value_parts(raw)
-    if parts is None:
-        return None
-    version, offset, leader_epoch, metadata, commit_timestamp, expire_timestamp = parts
-    fields: dict[str, object]
-    if version == 1:
-        fields = {
-            "offset": offset,
-            "metadata": metadata,
-            "commit_timestamp": commit_timestamp,
-            "expire_timestamp": expire_timestamp,
-        }
-    elif version == 3:
-        fields = {
-            "offset": offset,
-            "leader_epoch": leader_epoch,
-            "metadata": metadata,
-            "commit_timestamp": commit_timestamp,
-        }
-    else:
-        fields = {"offset": offset, "metadata": metadata, "commit_timestamp": commit_timestamp}
-    return _new_record_value(version, fields)
+        value = decode_value(key, raw_value)
+    except DecodeError as error:
+        return DecodedRecord(
+            file, header, record, key, None, error=_at(error, header, record, file, "value")
+        )
+    return DecodedRecord(file, header, record, key, value)
 
 
 def _record_value_factory() -> Callable[[int, dict[str, object]], RecordValue]:

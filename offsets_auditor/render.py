@@ -11,26 +11,14 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from offsets_auditor.decode import (
-    DecodedRecord,
-    KeyCache,
-    decode_record,
-    offset_commit_key,
-    offset_commit_value_parts,
-)
+from offsets_auditor.decode import DecodedRecord, RowDecoder
 from offsets_auditor.errors import DecodeError, TruncatedError
-from offsets_auditor.fastlane import text_fast_lane
+from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
+from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, ByteSource, Limits, read_segment
 from offsets_auditor.records.compression import codec_label
-from offsets_auditor.records.log_file import (
-    DEFAULT_DECOMPRESS_LIMIT,
-    DEFAULT_MAX_BATCH_BYTES,
-    DEFAULT_WINDOW_BYTES,
-    ByteSource,
-    FastLane,
-    read_batches,
-)
 from offsets_auditor.records.model import TimestampType
 from offsets_auditor.schemas import RecordValue, UnknownValue
+from offsets_auditor.schemas.java_utf8 import java_utf8
 
 _TIMESTAMP_NAMES: Final[Mapping[int, str]] = TimestampType.NAMES
 #: How many distinct keys' text :func:`segment_text` keeps.
@@ -184,136 +172,117 @@ _OFFSET_COMMIT_V1: Final = ("offset", "metadata", "commit_timestamp", "expire_ti
 _OFFSET_COMMIT_V3: Final = ("offset", "leader_epoch", "metadata", "commit_timestamp")
 
 
-def offset_commit_value_text(raw: bytes) -> str | None:
-    """The text :func:`record_to_text` shows for the OffsetCommitValue v0-v3 in ``raw``
-    (``v1 offset=... metadata='...' ...``, schemas.classic's field names and order), made
-    straight from the bytes; ``None`` when ``offset_commit_value`` would not take it."""
-    parts = offset_commit_value_parts(raw)
-    if parts is None:
-        return None
-    version, offset, leader_epoch, metadata, commit_timestamp, expire_timestamp = parts
-    if version == 1:
-        return (
-            f"v1 offset={offset} metadata={metadata!r} commit_timestamp={commit_timestamp}"
-            f" expire_timestamp={expire_timestamp}"
-        )
-    if version == 3:
-        return (
-            f"v3 offset={offset} leader_epoch={leader_epoch} metadata={metadata!r}"
-            f" commit_timestamp={commit_timestamp}"
-        )
-    return f"v{version} offset={offset} metadata={metadata!r} commit_timestamp={commit_timestamp}"
-
-
 def segment_text(
     source: ByteSource,
     *,
     file: str | None = None,
-    window_bytes: int = DEFAULT_WINDOW_BYTES,
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-    decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT,
-    accelerate: bool = True,
-    blocks: bool = False,
+    backend: Backend = Backend.NATIVE,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Iterator[str | DecodeError]:
     """What ``dump`` prints for a segment: one :func:`record_to_text` line per record, and each
-    problem, in file order (the limits are those of ``read_batches``).
+    problem, in file order.
 
-    The same lines as rendering ``decode_segment``'s records, made faster for the common record:
-    with ``accelerate`` (and the C extension, see ``fastlane.text_fast_lane``) runs of plain
-    offset-commit entries are rendered in C; otherwise an offset-commit key seen before and an
-    OffsetCommitValue v0-v3 (or a tombstone) go from bytes to text without building the decoded
-    objects. Anything else takes the full path. With ``blocks``, the C lane's lines come as one
-    string of several lines (joined by newlines, no trailing one) instead of one by one.
-    """
-    commit_keys: dict[bytes, str] = {}  # raw OffsetCommitKey -> its text
+    Offset commits the reader decoded into columns (``KeyStatus.OK`` OffsetCommitKeys with an
+    OK value or a tombstone) are written straight from the columns, with each distinct key's
+    text made once; every other record goes through :func:`record_to_text`. Both give the same
+    line (tests compare them)."""
+    rows = RowDecoder(file)
     key_texts: dict[bytes, str] = {}
-    keys: KeyCache = {}
-    lane = (
-        text_fast_lane(max_batch_bytes=max_batch_bytes, window_bytes=window_bytes)
-        if accelerate
-        else None
-    )
-    pending: list[str] = []  # the lane's text not yet handed on, in file order
-    fast_lane: FastLane | None = None
-    if lane is not None:
-        text_lane = lane
-
-        def fast_lane(window: memoryview, start: int, end: int, position: int) -> tuple[int, Any]:
-            # read_batches yields nothing for what a lane takes: refuse while text is pending,
-            # so that it decodes (and yields) this entry and the text is handed on first
-            return (start, _NO_TEXT) if pending else text_lane(window, start, end, position)
-
-    def on_fast_lane(taken: Mapping[str, Any]) -> None:
-        text: str = taken["text"]
-        if text:
-            pending.append(text[:-1])
-
-    for item in read_batches(
-        source,
-        file=file,
-        window_bytes=window_bytes,
-        max_batch_bytes=max_batch_bytes,
-        decompress_limit=decompress_limit,
-        fast_lane=fast_lane,
-        on_fast_lane=on_fast_lane,
-    ):
-        if pending:
-            yield from _lane_lines(pending, blocks)
+    for item in read_segment(source, file=file, backend=backend, limits=limits):
         if isinstance(item, DecodeError):
             yield item
             continue
-        header = item.header
-        codec = codec_label(header.codec)
-        timestamp_name = _TIMESTAMP_NAMES.get(header.timestamp_type, "?")
-        transactional = (
-            f" transactional producerId: {header.producer_id}" if header.is_transactional else ""
+        yield from _chunk_text(item, rows, key_texts)
+
+
+def _chunk_text(
+    chunk: Chunk, rows: RowDecoder, key_texts: dict[bytes, str]
+) -> Iterator[str | DecodeError]:
+    r = chunk.records
+    fast = (
+        (r.key_status == KeyStatus.OK) & (r.topic >= 0) & (r.value_status != ValueStatus.DEFERRED)
+    ).tolist()
+    heads = _batch_heads(chunk)
+    batch_of = r.batch.tolist()
+    offsets = r.offset.tolist()
+    timestamps = r.timestamp.tolist()
+    magics = r.magic.tolist()
+    digests = r.digest.tolist()
+    for row in range(len(r)):
+        if not fast[row]:
+            for decoded in rows.decoded(chunk, (row,)):
+                if decoded.error is not None:
+                    yield decoded.error
+                yield record_to_text(decoded)
+            continue
+        position, codec, timestamp_name, transactional = heads[batch_of[row]]
+        timestamp = timestamps[row]
+        key_text = key_texts.get(digests[row])
+        if key_text is None:
+            key_text = _offset_commit_key_text(chunk, rows, row)
+            if len(key_texts) >= KEY_TEXT_CACHE_SIZE:
+                key_texts.clear()
+            key_texts[digests[row]] = key_text
+        yield (
+            f"offset: {offsets[row]} position: {position} magic: {magics[row]} codec: {codec}"
+            f"{f' {timestamp_name}: {timestamp}' if timestamp >= 0 else ''}"
+            f"{transactional} key: {key_text} value: {_offset_commit_value_text(chunk, row)}"
         )
-        fast = not header.is_control
-        for record in item.records:
-            raw_key = record.key
-            if fast and raw_key is not None:
-                key_text = commit_keys.get(raw_key)
-                if key_text is None:
-                    key = offset_commit_key(raw_key)
-                    if key is not None:
-                        key_text = f"{key.key_type}/v{key.version} {_fields_text(key.fields)}"
-                        if len(commit_keys) >= KEY_TEXT_CACHE_SIZE:
-                            commit_keys.clear()
-                        commit_keys[raw_key] = key_text
-                if key_text is not None:
-                    raw_value = record.value
-                    value_text = (
-                        "<tombstone>" if raw_value is None else offset_commit_value_text(raw_value)
-                    )
-                    if value_text is not None:
-                        timestamp = record.timestamp
-                        yield (
-                            f"offset: {record.offset} position: {header.position} magic:"
-                            f" {record.magic} codec: {codec}"
-                            f"{f' {timestamp_name}: {timestamp}' if timestamp >= 0 else ''}"
-                            f"{transactional} key: {key_text} value: {value_text}"
-                        )
-                        continue
-            decoded = decode_record(header, record, file, keys)
-            if decoded.error is not None:
-                yield decoded.error
-            yield record_to_text(decoded, key_texts)
-    if pending:
-        yield from _lane_lines(pending, blocks)
 
 
-_NO_TEXT: Final[Mapping[str, Any]] = {"text": ""}
+def _batch_heads(chunk: Chunk) -> list[tuple[int, str, str, str]]:
+    """(position, codec label, timestamp type name, transactional text) of each batch row."""
+    b = chunk.batches
+    return [
+        (
+            position,
+            codec_label(codec),
+            _TIMESTAMP_NAMES.get(timestamp_type, "?"),
+            f" transactional producerId: {producer_id}" if transactional else "",
+        )
+        for position, codec, timestamp_type, transactional, producer_id in zip(
+            b.position.tolist(),
+            b.codec.tolist(),
+            b.timestamp_type.tolist(),
+            b.transactional.tolist(),
+            b.producer_id.tolist(),
+            strict=True,
+        )
+    ]
 
 
-def _lane_lines(pending: list[str], blocks: bool) -> Iterator[str]:
-    """The lane's pending text (``pending`` emptied): blocks of lines, or line by line."""
-    texts = pending[:]
-    pending.clear()
-    for text in texts:
-        if blocks:
-            yield text
-        else:
-            yield from text.split("\n")
+def _offset_commit_key_text(chunk: Chunk, rows: RowDecoder, row: int) -> str:
+    r = chunk.records
+    group = rows.text(chunk, int(r.group[row]))
+    topic = rows.text(chunk, int(r.topic[row]))
+    return (
+        f"offset_commit/v{int(r.key_type[row])} group={group!r} topic={topic!r}"
+        f" partition={int(r.partition[row])}"
+    )
+
+
+def _offset_commit_value_text(chunk: Chunk, row: int) -> str:
+    """``v1 offset=... metadata='...' ...`` (schemas.classic's field names and order), or
+    ``<tombstone>``."""
+    r = chunk.records
+    if r.value_status[row] == ValueStatus.NULL:
+        return "<tombstone>"
+    version = int(r.value_version[row])
+    size = int(r.metadata_size[row])
+    metadata = repr(java_utf8(chunk.metadata_bytes(row))) if size else "''"
+    offset = int(r.committed_offset[row])
+    commit_timestamp = int(r.commit_timestamp[row])
+    if version == 1:
+        return (
+            f"v1 offset={offset} metadata={metadata} commit_timestamp={commit_timestamp}"
+            f" expire_timestamp={int(r.expire_timestamp[row])}"
+        )
+    if version == 3:
+        return (
+            f"v3 offset={offset} leader_epoch={int(r.leader_epoch[row])} metadata={metadata}"
+            f" commit_timestamp={commit_timestamp}"
+        )
+    return f"v{version} offset={offset} metadata={metadata} commit_timestamp={commit_timestamp}"
 
 
 def _fields_text(fields: Mapping[str, object]) -> str:

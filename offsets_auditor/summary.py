@@ -1,17 +1,30 @@
-"""Totals over decoded segments: what ``offsets-auditor dump --summary`` prints."""
+"""Totals over decoded segments: what ``offsets-auditor dump --summary`` prints.
+
+Counted over the reader's columns: the rows whose key and value the reader decoded are counted
+with numpy; the others are decoded one by one (``decode.RowDecoder``), which also finds their
+errors.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from offsets_auditor.decode import DecodedRecord, KeyCache, decode_batch_records
+import numpy as np
+
+from offsets_auditor.decode import DecodedRecord, RowDecoder
 from offsets_auditor.errors import DecodeError, TruncatedError
-from offsets_auditor.fastlane import summary_fast_lane
+from offsets_auditor.reader.columns import (
+    GROUP_METADATA_KEY_TYPE,
+    Chunk,
+    KeyStatus,
+    ValueStatus,
+)
+from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, ByteSource, Limits, read_segment
 from offsets_auditor.records.compression import codec_label
-from offsets_auditor.records.log_file import ByteSource, read_batches
+from offsets_auditor.records.control import CONTROL_TYPES
 
 
 @dataclass
@@ -36,23 +49,47 @@ class SegmentTotals:
     first_offset: int | None = None
     last_offset: int | None = None
 
-    def add_record(self, item: DecodedRecord, new_batch: bool) -> None:
-        batch, record = item.batch, item.record
-        if new_batch:
-            self.batches += 1
-            self.codecs[codec_label(batch.codec)] += 1
-            self.magics[str(batch.magic)] += 1
-            self.valid_bytes = batch.position + batch.size
-        self.records += 1
+    def add_chunk(self, chunk: Chunk, rows: RowDecoder) -> Iterator[DecodeError]:
+        """Count every record and batch of ``chunk``; yields the problems of its records."""
+        r, b = chunk.records, chunk.batches
+        starts = b.continued == 0
+        self.batches += int(np.count_nonzero(starts))
+        _add_counts(self.codecs, b.codec[starts], codec_label)
+        _add_counts(self.magics, b.magic[starts], str)
+        if len(b):
+            last = len(b) - 1
+            self.valid_bytes = int(b.position[last] + b.size[last])
+        if not len(r):
+            return
+        self.records += len(r)
         if self.first_offset is None:
-            self.first_offset = record.offset
-        self.last_offset = record.offset
-        if batch.is_transactional:
-            self.transactional_records += 1
+            self.first_offset = int(r.offset[0])
+        self.last_offset = int(r.offset[-1])
+        self.transactional_records += int(np.count_nonzero(b.transactional[r.batch]))
+        control = r.key_status == KeyStatus.CONTROL
+        for type_id, n in _counts(r.control_type[control]):
+            self.control_records[CONTROL_TYPES.get(type_id, "unknown")] += n
+        decoded = (r.key_status == KeyStatus.OK) & (r.value_status != ValueStatus.DEFERRED)
+        self.tombstones += int(np.count_nonzero(decoded & (r.value_status == ValueStatus.NULL)))
+        for key_type, n in _counts(r.key_type[decoded]):
+            self.records_by_key[_key_name(key_type)] += n
+        valued = decoded & (r.value_status == ValueStatus.OK)
+        pairs = r.key_type[valued].astype(np.int64) * 65536 + r.value_version[valued]
+        for pair, n in _counts(pairs):
+            self.values_by_version[f"{_key_name(pair // 65536)}:v{pair % 65536}"] += n
+        others = np.flatnonzero(~decoded & ~control).tolist()
+        if others:
+            for item in rows.decoded(chunk, others):
+                if item.error is not None:
+                    self.add_error(item.error)
+                    yield item.error
+                self._add_record(item)
+
+    def _add_record(self, item: DecodedRecord) -> None:
         if item.control is not None:
             self.control_records[item.control.type] += 1
             return
-        if record.value is None:
+        if item.record.value is None:
             self.tombstones += 1
         key_name = f"{item.key.key_type}/v{item.key.version}" if item.key else "undecodable"
         self.records_by_key[key_name] += 1
@@ -64,19 +101,6 @@ class SegmentTotals:
         self.errors += 1
         if isinstance(error, TruncatedError):
             self.truncated += 1
-
-    def add_fast_lane(self, totals: Mapping[str, Any]) -> None:
-        """Add what a fast lane accounted for (see ``offsets_auditor.fastlane``)."""
-        for name in ("batches", "records", "tombstones", "transactional_records"):
-            setattr(self, name, getattr(self, name) + int(totals.get(name, 0)))
-        for name in ("records_by_key", "values_by_version", "codecs", "magics"):
-            getattr(self, name).update(totals.get(name, {}))
-        if totals.get("records", 0):
-            if self.first_offset is None:
-                self.first_offset = int(totals["first_offset"])
-            self.last_offset = int(totals["last_offset"])
-        if "valid_bytes" in totals:
-            self.valid_bytes = int(totals["valid_bytes"])
 
     def merge(self, other: SegmentTotals) -> None:
         for name in (
@@ -100,37 +124,37 @@ class SegmentTotals:
         return data
 
 
-def _lane_limits(limits: Mapping[str, int]) -> dict[str, int]:
-    return {k: v for k, v in limits.items() if k in ("max_batch_bytes", "window_bytes")}
+def _key_name(key_type: int) -> str:
+    """``<key_type>/v<N>`` of a key the reader decoded (OffsetCommitKey or GroupMetadataKey)."""
+    kind = "group_metadata" if key_type == GROUP_METADATA_KEY_TYPE else "offset_commit"
+    return f"{kind}/v{key_type}"
+
+
+def _counts(values: np.ndarray[Any, Any]) -> list[tuple[int, int]]:
+    unique, counts = np.unique(values, return_counts=True)
+    return list(zip(unique.tolist(), counts.tolist(), strict=True))
+
+
+def _add_counts(counter: Counter[str], values: np.ndarray[Any, Any], label: Any) -> None:
+    for value, n in _counts(values):
+        counter[label(value)] += n
 
 
 def summarize_segment(
-    source: ByteSource, *, file: str | None = None, accelerate: bool = True, **limits: int
+    source: ByteSource,
+    *,
+    file: str | None = None,
+    backend: Backend = Backend.NATIVE,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Iterator[DecodeError | SegmentTotals]:
     """Decode every record of a segment and total it up. Yields each located problem as it is
-    found, then the :class:`SegmentTotals` last. ``accelerate`` lets the C fast lane take the
-    common entries (same totals either way)."""
+    found, then the :class:`SegmentTotals` last."""
     totals = SegmentTotals(bytes=source.size)
-    lane = summary_fast_lane(**_lane_limits(limits)) if accelerate else None
-    keys: KeyCache = {}
-    for item in read_batches(
-        source, file=file, fast_lane=lane, on_fast_lane=totals.add_fast_lane, **limits
-    ):
+    rows = RowDecoder(file)
+    for item in read_segment(source, file=file, backend=backend, limits=limits):
         if isinstance(item, DecodeError):
             totals.add_error(item)
             yield item
-            continue
-        first = True
-        for decoded in decode_batch_records(item, file, keys):
-            if isinstance(decoded, DecodeError):
-                totals.add_error(decoded)
-                yield decoded
-                continue
-            totals.add_record(decoded, first)
-            first = False
-        if first:  # a batch with no records (v2 empty batch kept by the cleaner)
-            totals.batches += 1
-            totals.codecs[codec_label(item.header.codec)] += 1
-            totals.magics[str(item.header.magic)] += 1
-            totals.valid_bytes = item.header.position + item.header.size
+        else:
+            yield from totals.add_chunk(item, rows)
     yield totals

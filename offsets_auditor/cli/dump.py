@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from offsets_auditor import fs
+from offsets_auditor.cli.options import add_reader_option
 from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.records.log_file import DEFAULT_DECOMPRESS_LIMIT, DEFAULT_MAX_BATCH_BYTES
+from offsets_auditor.reader.segment import DEFAULT_LIMITS, Limits
 from offsets_auditor.render import error_to_json, error_to_text, record_to_json_line, segment_text
 from offsets_auditor.summary import SegmentTotals, summarize_segment
 
@@ -40,17 +41,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-batch-bytes",
         type=int,
-        default=DEFAULT_MAX_BATCH_BYTES,
+        default=DEFAULT_LIMITS.max_batch_bytes,
         metavar="BYTES",
         help="largest entry decoded; larger ones are reported and skipped (default %(default)s)",
     )
     parser.add_argument(
         "--decompress-limit",
         type=int,
-        default=DEFAULT_DECOMPRESS_LIMIT,
+        default=DEFAULT_LIMITS.decompress_limit,
         metavar="BYTES",
         help="largest decompressed size of one compressed entry (default %(default)s)",
     )
+    add_reader_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -70,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     problems = 0
     totals = SegmentTotals()
     per_file: list[dict[str, Any]] = []
-    limits = {"max_batch_bytes": args.max_batch_bytes, "decompress_limit": args.decompress_limit}
+    limits = Limits(max_batch_bytes=args.max_batch_bytes, decompress_limit=args.decompress_limit)
+    reading = {"backend": args.reader, "limits": limits}
     files = segment_files(args.files)
     for index, path in enumerate(files):
         name = str(path)
@@ -86,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         with source:
             if args.summary:
-                for entry in summarize_segment(source, file=name, **limits):
+                for entry in summarize_segment(source, file=name, **reading):
                     if isinstance(entry, DecodeError):
                         problems += 1
                         _report(err, args, entry)
@@ -96,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
                 continue
             lines: list[str] = []
             items: Iterator[str | DecodedRecord | DecodeError] = (
-                decode_segment(source, file=name, **limits)
+                decode_segment(source, file=name, **reading)
                 if args.json
-                else segment_text(source, file=name, blocks=True, **limits)
+                else segment_text(source, file=name, **reading)
             )
             for item in items:
                 if isinstance(item, DecodeError):
@@ -108,8 +111,7 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 line = item if isinstance(item, str) else record_to_json_line(item)
                 lines.append(line)
-                # a line of the C text lane's may be a block of many (segment_text's blocks)
-                if len(lines) >= _LINES_PER_WRITE or len(line) >= _BLOCK_CHARS:
+                if len(lines) >= _LINES_PER_WRITE:
                     _flush(out, lines)
             _flush(out, lines)
     if args.summary:
@@ -123,8 +125,6 @@ def run(args: argparse.Namespace) -> int:
 
 #: Records are rendered into lines and written this many at a time.
 _LINES_PER_WRITE = 512
-#: A "line" this long (a block of lines from segment_text) is written at once.
-_BLOCK_CHARS = 1 << 16
 
 
 def _flush(out: TextIO, lines: list[str]) -> None:

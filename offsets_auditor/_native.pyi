@@ -1,0 +1,59 @@
+"""Type stub of the C extension ``offsets_auditor/_native.c``: the record reader and the
+interning tables (see ``offsets_auditor.reader``)."""
+
+from typing_extensions import Buffer
+
+def md5(data: Buffer, /) -> bytes:
+    """The 16-byte MD5 digest of ``data`` (RFC 1321)."""
+
+def md5_many(keys: list[bytes], width: int, /) -> list[bytes]:
+    """The MD5 digest of each key, ``width`` (16 AVX-512, 8 AVX2, 1 scalar) lanes at a time."""
+
+def crc(data: Buffer, castagnoli: bool, /) -> int:
+    """The CRC-32C of ``data`` when ``castagnoli``, else its CRC-32 (zlib)."""
+
+def max_simd_width() -> int:
+    """MD5 lanes the CPU offers: 16 (AVX-512), 8 (AVX2) or 1."""
+
+class StringTable:
+    """Raw byte strings interned to dense ids in first-seen order."""
+
+    def __init__(self) -> None: ...
+    def intern(self, raw: Buffer, /) -> int: ...
+    def __getitem__(self, index: int, /) -> bytes: ...
+    def __len__(self) -> int: ...
+
+class KeyTable:
+    """16-byte digests interned to dense int32 ids in first-seen order."""
+
+    def __init__(self) -> None: ...
+    def ids(self, digests: Buffer, out: Buffer, insert: bool = True, /) -> int:
+        """The id of each digest into ``out`` (int32; -1 for an absent one when not
+        ``insert``); returns the table's size."""
+    def __len__(self) -> int: ...
+
+class Reader:
+    """Whole entries of a segment's windows into the columns of ``reader.columns``."""
+
+    pending_batches: int
+
+    def __init__(
+        self, strings: StringTable, max_records: int = 65536, simd_width: int = 0
+    ) -> None: ...
+    def start(self, ordinal: int, record: int, /) -> None: ...
+    def take(
+        self,
+        window: Buffer,
+        start: int,
+        end: int,
+        file_position: int,
+        buffer: int,
+        max_entry_bytes: int,
+        /,
+    ) -> tuple[int, int]: ...
+    def payload(self) -> tuple[int, int, int, int]: ...
+    def take_compressed(self, data: Buffer, buffer: int, /) -> int: ...
+    def flush(
+        self,
+    ) -> tuple[int, int, tuple[bytearray, ...], int, tuple[bytearray, ...]]: ...
+    def ordinals(self) -> tuple[int, int]: ...

@@ -1,0 +1,419 @@
+"""What the cleaner emulation needs from one segment, gathered in one read of its columns.
+
+Everything here depends on the segment alone (no order between segments), so segments can be
+read in any order or in parallel and the results folded in offset order afterwards
+(``cleaner.partition_scan``):
+
+- :class:`SegmentStats`: what the broker keeps per segment in memory (``LogSegment``'s
+  ``largestTimestamp``, ``nextOffset``; the first batch's timestamp for ``max.compaction.lag.ms``).
+- :class:`WriterShares`: who wrote the segment: per consumer group, records, its byte share of
+  each batch, first and last commit time.
+- :class:`ProducerBatch` events: the batches with a producer id (transactions), in order, for
+  the producer state the cleaner consults.
+- :class:`CleanerColumns`: per record and per batch, the few columns the passes of the cleaner
+  read (key digest, offset, tombstone, weight; batch sizes, flags).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from offsets_auditor.errors import DecodeError
+from offsets_auditor.reader.columns import (
+    DIGEST_DTYPE,
+    Chunk,
+    KeyStatus,
+    ValueStatus,
+    empty_digests,
+)
+
+#: ``batch_control_type`` of a control batch with no record, and of one whose first record does
+#: not decode (``_control_type`` in Kafka's terms: None, "unknown").
+NO_CONTROL_RECORD: Final = -1
+UNDECODABLE_CONTROL: Final = 32767
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentStats:
+    """``next_offset`` is the last offset in the file + 1, or the base offset when the file
+    holds no record; ``largest_timestamp`` the largest record timestamp (-1 for v0 data);
+    ``first_batch_timestamp`` the first batch's timestamp (for ``max.compaction.lag.ms``)."""
+
+    records: int
+    batches: int
+    last_offset: int
+    largest_timestamp: int
+    first_batch_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerBatch:
+    """A v2 batch with a producer id, as the producer state manager replays it. ``controls``
+    are the type ids of its control records that decode."""
+
+    producer_id: int
+    producer_epoch: int
+    base_offset: int
+    last_offset: int
+    transactional: bool
+    control: bool
+    controls: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WriterShares:
+    """Per group id (the key's raw group bytes, decoded like ``bytes.decode("utf-8",
+    "replace")``), in order of first appearance in the segment: records, the byte shares as
+    exact parts (``{records in the batch: sum of batch sizes}``, see :meth:`bytes_of`), and the
+    first and last commit timestamps (-1 when unknown)."""
+
+    groups: tuple[str, ...]
+    records: tuple[int, ...]
+    shares: tuple[dict[int, int], ...]
+    first_timestamp: tuple[int, ...]
+    last_timestamp: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CleanerColumns:
+    """The columns of one segment that the cleaner's passes read, records in file order.
+
+    Records: ``offset``, ``digest`` (MD5 of the raw key, zero for none), ``keyed``,
+    ``tombstone`` (null value), ``weight`` (``8 + key bytes + value bytes``: the share of a
+    batch a record is given when a rewritten batch's size is estimated), ``batch`` (index into
+    the batch columns). Batches: ``size``, ``magic``, ``codec``, ``control``,
+    ``transactional``, ``producer_id``, ``producer_epoch``, ``last_offset``, ``control_type``
+    (of the first record: a type id, ``NO_CONTROL_RECORD`` or ``UNDECODABLE_CONTROL``),
+    ``first_record``, ``records``."""
+
+    offset: npt.NDArray[np.int64]
+    digest: npt.NDArray[np.void]
+    keyed: npt.NDArray[np.bool_]
+    tombstone: npt.NDArray[np.bool_]
+    weight: npt.NDArray[np.int64]
+    batch: npt.NDArray[np.int64]
+    batch_size: npt.NDArray[np.int64]
+    batch_magic: npt.NDArray[np.int8]
+    batch_codec: npt.NDArray[np.int8]
+    batch_control: npt.NDArray[np.bool_]
+    batch_transactional: npt.NDArray[np.bool_]
+    batch_producer_id: npt.NDArray[np.int64]
+    batch_producer_epoch: npt.NDArray[np.int16]
+    batch_last_offset: npt.NDArray[np.int64]
+    batch_control_type: npt.NDArray[np.int16]
+    batch_first_record: npt.NDArray[np.int64]
+    batch_records: npt.NDArray[np.int64]
+
+    @property
+    def records(self) -> int:
+        return len(self.offset)
+
+    @property
+    def batches(self) -> int:
+        return len(self.batch_size)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(getattr(self, name).nbytes) for name in _DTYPES)
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFacts:
+    """Everything :func:`segment_facts` learns from one segment."""
+
+    stats: SegmentStats
+    writers: WriterShares
+    producer_batches: tuple[ProducerBatch, ...]
+    columns: CleanerColumns
+    errors: tuple[DecodeError, ...]
+
+
+_INT16: Final = struct.Struct(">h")
+_INT64: Final = struct.Struct(">q")
+
+
+def commit_timestamp_of(key: bytes | None, value: bytes | None) -> int:
+    """The ``commitTimestamp`` of an offset-commit value (key types 0/1, value v0-v4), or -1.
+    Used for v0 messages, which carry no record timestamp (docs §2.3 field order)."""
+    if key is None or value is None or len(key) < 2 or len(value) < 10:
+        return -1
+    if _INT16.unpack_from(key)[0] not in (0, 1):
+        return -1
+    version = _INT16.unpack_from(value)[0]
+    pos = 2 + 8 + (4 if version >= 3 else 0)
+    if version <= 3:
+        if pos + 2 > len(value):
+            return -1
+        pos += 2 + max(_INT16.unpack_from(value, pos)[0], 0)
+    elif version == 4:
+        length, shift = 0, 0
+        while pos < len(value):
+            byte = value[pos]
+            pos += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        pos += max(length - 1, 0)
+    else:
+        return -1
+    timestamp: int = _INT64.unpack_from(value, pos)[0] if pos + 8 <= len(value) else -1
+    return timestamp
+
+
+def segment_facts(items: Iterable[Chunk | DecodeError], base_offset: int) -> SegmentFacts:
+    """Read the chunks (and problems) of one segment whose base offset is ``base_offset``."""
+    builder = _FactsBuilder()
+    for item in items:
+        if isinstance(item, DecodeError):
+            builder.errors.append(item)
+        else:
+            builder.add(item)
+    return builder.result(base_offset)
+
+
+@dataclass
+class _FactsBuilder:
+    errors: list[DecodeError] = field(default_factory=list)
+    records: int = 0
+    batches: int = 0
+    last_offset: int | None = None
+    largest_timestamp: int = -1
+    first_candidates: list[int] = field(default_factory=list)
+    producer_batches: list[ProducerBatch] = field(default_factory=list)
+    parts: list[CleanerColumns] = field(default_factory=list)
+    writer_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    strings: Any = None
+
+    def add(self, chunk: Chunk) -> None:
+        b = chunk.batches
+        self.strings = chunk.strings
+        starts = b.continued == 0
+        self.records += len(chunk.records)
+        self.batches += int(np.count_nonzero(starts))
+        self._stats(chunk, starts)
+        self._producers(chunk, starts)
+        self._writers(chunk)
+        self.parts.append(_cleaner_columns(chunk))
+
+    def _stats(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:
+        """``_scan_batch``: per batch, the last offset and the largest timestamp (the batch
+        header's for v2; for a legacy entry its last record's offset and its records' largest
+        timestamp), and the first batch timestamp."""
+        r, b = chunk.records, chunk.batches
+        v2 = b.magic == 2
+        candidates = []
+        if np.any(v2):
+            candidates.append(int(b.last_offset[v2].max()))
+            self.largest_timestamp = max(self.largest_timestamp, int(b.max_timestamp[v2].max()))
+        legacy_rows = ~v2[r.batch]
+        if np.any(legacy_rows):
+            self.largest_timestamp = max(
+                self.largest_timestamp, int(r.timestamp[legacy_rows].max())
+            )
+            # a legacy entry's last record, where this chunk holds it
+            ends = b.first_record + b.records - chunk.first_record
+            whole = ~v2 & (b.records > 0) & (ends <= len(r))
+            if np.any(whole):
+                candidates.append(int(r.offset[ends[whole] - 1].max()))
+        if candidates:
+            last = max(candidates)
+            self.last_offset = last if self.last_offset is None else max(self.last_offset, last)
+        # first batch timestamp: of each starting batch with records, the header's max timestamp
+        # (v2) or its first record's timestamp (legacy)
+        rows = np.flatnonzero(starts & (b.records > 0))
+        if len(rows):
+            first_row = np.searchsorted(r.batch, rows)  # each batch's first record in the chunk
+            values = np.where(v2[rows], b.max_timestamp[rows], r.timestamp[first_row])
+            self.first_candidates.extend(values.tolist())
+
+    def _producers(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:
+        r, b = chunk.records, chunk.batches
+        rows = np.flatnonzero(starts & (b.magic == 2) & (b.producer_id >= 0)).tolist()
+        for row in rows:
+            controls: tuple[int, ...] = ()
+            if b.control[row]:
+                mine = (r.batch == row) & (r.key_status == KeyStatus.CONTROL)
+                controls = tuple(r.control_type[mine].tolist())
+            self.producer_batches.append(
+                ProducerBatch(
+                    int(b.producer_id[row]),
+                    int(b.producer_epoch[row]),
+                    int(b.base_offset[row]),
+                    int(b.last_offset[row]),
+                    bool(b.transactional[row]),
+                    bool(b.control[row]),
+                    controls,
+                )
+            )
+
+    def _writers(self, chunk: Chunk) -> None:
+        """Per record of a non-control batch whose key starts with a group id: the group, the
+        batch's size and record count (the share), and the commit time."""
+        r, b = chunk.records, chunk.batches
+        mine = (r.group >= 0) & (b.control[r.batch] == 0)
+        rows = np.flatnonzero(mine)
+        if not len(rows):
+            return
+        timestamps = r.timestamp[rows].copy()
+        missing = np.flatnonzero(timestamps < 0)
+        if len(missing):
+            committed = r.value_status[rows[missing]] == ValueStatus.OK
+            timestamps[missing[committed]] = r.commit_timestamp[rows[missing[committed]]]
+            for i in missing[~committed].tolist():
+                row = int(rows[i])
+                timestamps[i] = commit_timestamp_of(chunk.key_bytes(row), chunk.value_bytes(row))
+        batch = r.batch[rows]
+        self.writer_rows.append(
+            (
+                r.group[rows],
+                b.records[batch].astype(np.int64),
+                b.size[batch],
+                timestamps,
+            )
+        )
+
+    def result(self, base_offset: int) -> SegmentFacts:
+        first_ts = -1
+        for candidate in self.first_candidates:  # the first >= 0, else the last one seen
+            first_ts = candidate
+            if candidate >= 0:
+                break
+        last = self.last_offset if self.last_offset is not None else base_offset - 1
+        stats = SegmentStats(
+            records=self.records,
+            batches=self.batches,
+            last_offset=max(last, base_offset - 1),
+            largest_timestamp=self.largest_timestamp,
+            first_batch_timestamp=first_ts,
+        )
+        return SegmentFacts(
+            stats=stats,
+            writers=self._writer_shares(),
+            producer_batches=tuple(self.producer_batches),
+            columns=_join_columns(self.parts),
+            errors=tuple(self.errors),
+        )
+
+    def _writer_shares(self) -> WriterShares:
+        if not self.writer_rows:
+            return WriterShares((), (), (), (), ())
+        groups = np.concatenate([w[0] for w in self.writer_rows])
+        counts = np.concatenate([w[1] for w in self.writer_rows])
+        sizes = np.concatenate([w[2] for w in self.writer_rows])
+        timestamps = np.concatenate([w[3] for w in self.writer_rows])
+        names: dict[str, int] = {}  # name -> index, in order of first appearance
+        ids, first_rows, index_of_row = np.unique(groups, return_index=True, return_inverse=True)
+        order = np.argsort(first_rows, kind="stable")
+        slot = np.empty(len(ids), dtype=np.int64)
+        for rank in order.tolist():
+            name = self.strings[int(ids[rank])].decode("utf-8", "replace")
+            slot[rank] = names.setdefault(name, len(names))
+        which = slot[index_of_row]
+        n = len(names)
+        records = np.bincount(which, minlength=n)
+        first = np.full(n, np.iinfo(np.int64).max)
+        last = np.full(n, -1, dtype=np.int64)
+        known = timestamps >= 0
+        np.minimum.at(first, which[known], timestamps[known])
+        np.maximum.at(last, which[known], timestamps[known])
+        first[first == np.iinfo(np.int64).max] = -1
+        shares: list[dict[int, int]] = [{} for _ in range(n)]
+        pairs = np.stack([which, counts])
+        unique_pairs, pair_of = np.unique(pairs, axis=1, return_inverse=True)
+        size_sums = np.zeros(unique_pairs.shape[1], dtype=np.int64)
+        np.add.at(size_sums, pair_of.ravel(), sizes)
+        for (who, batch_records), total in zip(
+            unique_pairs.T.tolist(), size_sums.tolist(), strict=True
+        ):
+            shares[who][batch_records] = total
+        return WriterShares(
+            tuple(names),
+            tuple(records.tolist()),
+            tuple(shares),
+            tuple(first.tolist()),
+            tuple(last.tolist()),
+        )
+
+
+def _cleaner_columns(chunk: Chunk) -> CleanerColumns:
+    """The cleaner's columns of one chunk: batch indices are the segment's entry ordinals,
+    ``batch_first_record`` the segment's record ordinals (records of a segment's chunks, one
+    after the other, are numbered by those)."""
+    r, b = chunk.records, chunk.batches
+    starts = b.continued == 0
+    batch_index = b.ordinal[r.batch]
+    control_type = _first_control_types(chunk)
+    keyed = r.key_size >= 0
+    weight = 8 + np.maximum(r.key_size, 0).astype(np.int64) + np.maximum(r.value_size, 0)
+    return CleanerColumns(
+        offset=r.offset,
+        digest=r.digest,
+        keyed=keyed,
+        tombstone=r.value_size < 0,
+        weight=weight,
+        batch=batch_index.astype(np.int64),
+        batch_size=b.size[starts],
+        batch_magic=b.magic[starts],
+        batch_codec=b.codec[starts],
+        batch_control=b.control[starts] != 0,
+        batch_transactional=b.transactional[starts] != 0,
+        batch_producer_id=b.producer_id[starts],
+        batch_producer_epoch=b.producer_epoch[starts],
+        batch_last_offset=b.last_offset[starts],
+        batch_control_type=control_type[starts],
+        batch_first_record=b.first_record[starts],
+        batch_records=b.records[starts].astype(np.int64),
+    )
+
+
+def _first_control_types(chunk: Chunk) -> npt.NDArray[np.int16]:
+    """Per batch row: the type of its first control record (``_control_type``)."""
+    r, b = chunk.records, chunk.batches
+    types = np.full(len(b), NO_CONTROL_RECORD, dtype=np.int16)
+    has_records = (b.records > 0) & (b.continued == 0)
+    rows = np.flatnonzero(has_records)
+    if len(rows):
+        first = np.searchsorted(r.batch, rows)
+        decoded = r.key_status[first] == KeyStatus.CONTROL
+        types[rows] = np.where(decoded, r.control_type[first], UNDECODABLE_CONTROL)
+    return types
+
+
+def _join_columns(parts: list[CleanerColumns]) -> CleanerColumns:
+    if len(parts) == 1:
+        return parts[0]
+    arrays: dict[str, Any] = {
+        name: np.concatenate([getattr(p, name) for p in parts])
+        if parts
+        else (empty_digests() if name == "digest" else np.zeros(0, dtype=dtype))
+        for name, dtype in _DTYPES.items()
+    }
+    return CleanerColumns(**arrays)
+
+
+_DTYPES: Final[dict[str, Any]] = {
+    "offset": np.int64,
+    "digest": DIGEST_DTYPE,
+    "keyed": np.bool_,
+    "tombstone": np.bool_,
+    "weight": np.int64,
+    "batch": np.int64,
+    "batch_size": np.int64,
+    "batch_magic": np.int8,
+    "batch_codec": np.int8,
+    "batch_control": np.bool_,
+    "batch_transactional": np.bool_,
+    "batch_producer_id": np.int64,
+    "batch_producer_epoch": np.int16,
+    "batch_last_offset": np.int64,
+    "batch_control_type": np.int16,
+    "batch_first_record": np.int64,
+    "batch_records": np.int64,
+}

@@ -1,0 +1,20 @@
+"""Command-line options several subcommands share."""
+
+from __future__ import annotations
+
+import argparse
+
+from offsets_auditor.reader.segment import Backend
+
+
+def add_reader_option(parser: argparse.ArgumentParser) -> None:
+    """``--reader native|python``: which record reader decodes the segments."""
+    parser.add_argument(
+        "--reader",
+        type=Backend,
+        choices=list(Backend),
+        default=Backend.NATIVE,
+        metavar="{native,python}",
+        help="record reader: the C parser (default) or the Python reference decoders, which"
+        " give the same results, slower",
+    )

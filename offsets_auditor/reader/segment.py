@@ -1,0 +1,256 @@
+"""Read one ``.log`` segment into columns, in bounded windows, whatever its magic.
+
+Framing and stop rules follow Kafka's readers (3.8.0 ``FileLogInputStream.nextBatch``; 0.9.0.1
+``FileMessageSet.iterator``), and live only here:
+
+- 17 bytes or fewer left (``HEADER_SIZE_UP_TO_MAGIC``): the end. Leftover bytes are a
+  ``TruncatedError`` at the position where they start.
+- A declared size below 14 (``RECORD_OVERHEAD_V0``): Kafka 3.x throws ``CorruptRecordException``
+  ("Found record size %d smaller than minimum record overhead (14)"), 0.9 stops silently. Either
+  way nothing after it can be framed; we report it (noting a zero-filled, preallocated tail) and
+  stop.
+- An entry that runs past the end of the file: a partial write, the normal tail of an active
+  segment after ``kill -9``. Reported as ``TruncatedError`` at the entry's position, then the end.
+- An entry larger than ``max_batch_bytes``: reported and skipped.
+- A whole entry that fails to decode (bad CRC, bad magic, malformed records): reported, and the
+  walk goes on at the next entry, as ``DumpLogSegments`` does (``isvalid: false``).
+
+Whole entries are decoded by the chosen reader (:class:`Backend`): ``native`` hands each window
+to the C parser (``reader.native_reader``), which takes every entry it can and leaves the rest
+(anything it does not recognise as valid) to the reference decoders, which report exactly what
+is wrong; ``python`` decodes everything with the reference decoders. Both give the same columns.
+
+:func:`read_segment` yields :class:`~offsets_auditor.reader.columns.Chunk`\\ s and located
+:class:`~offsets_auditor.errors.DecodeError`\\ s in file order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final, Protocol
+
+from offsets_auditor import _native
+from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
+from offsets_auditor.reader import native_reader
+from offsets_auditor.reader.columns import MAX_CHUNK_RECORDS, Chunk
+from offsets_auditor.reader.python_reader import PythonChunkBuilder, decode_entry
+from offsets_auditor.records.legacy import LOG_OVERHEAD, MAGIC_OFFSET
+
+HEADER_SIZE_UP_TO_MAGIC: Final = MAGIC_OFFSET + 1  # 17
+MIN_ENTRY_SIZE: Final = 14  # LegacyRecord.RECORD_OVERHEAD_V0
+
+
+class Backend(StrEnum):
+    """Which reader decodes entries: the C parser, or the Python reference decoders."""
+
+    NATIVE = "native"
+    PYTHON = "python"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much is read at once and the largest things decoded.
+
+    ``max_batch_bytes``: largest entry decoded (Kafka's own limit is the topic's
+    ``max.message.bytes``, 1 MiB by default); ``decompress_limit``: largest decompressed payload
+    of one compressed entry; ``max_chunk_records``: records per chunk."""
+
+    window_bytes: int = 8 * 1024 * 1024
+    max_batch_bytes: int = 64 * 1024 * 1024
+    decompress_limit: int = 256 * 1024 * 1024
+    max_chunk_records: int = MAX_CHUNK_RECORDS
+
+
+DEFAULT_LIMITS: Final = Limits()
+
+
+class ByteSource(Protocol):
+    """Random read access to a file's bytes (``offsets_auditor.fs.ReadOnlyFile`` is one)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def read_at(self, position: int, length: int) -> bytes: ...
+
+
+class BytesSource:
+    """A :class:`ByteSource` over bytes in memory (tests, decompressed data)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def read_at(self, position: int, length: int) -> bytes:
+        return self._data[position : position + length]
+
+
+def read_segment(
+    source: ByteSource,
+    *,
+    file: str | None = None,
+    backend: Backend = Backend.NATIVE,
+    limits: Limits = DEFAULT_LIMITS,
+    strings: _native.StringTable | None = None,
+) -> Iterator[Chunk | DecodeError]:
+    """Every entry of ``source``: chunks of columns and located errors, in file order.
+    ``strings`` is the string table the chunks' ids index (a new one by default)."""
+    table = native_reader.new_string_table() if strings is None else strings
+    walk = _Walk(source, file, limits, table, backend)
+    yield from walk.run()
+
+
+class _Walk:
+    """One pass over a segment (one instance per call: no state outside it)."""
+
+    def __init__(
+        self,
+        source: ByteSource,
+        file: str | None,
+        limits: Limits,
+        strings: _native.StringTable,
+        backend: Backend,
+    ) -> None:
+        self.source = source
+        self.file = file
+        self.limits = limits
+        self.python = PythonChunkBuilder(strings, limits.max_chunk_records)
+        self.native = (
+            native_reader.NativeChunkBuilder(strings, limits) if backend is Backend.NATIVE else None
+        )
+        self.ordinal = 0  # the next entry's number
+        self.next_record = 0  # the next record's number
+
+    def run(self) -> Iterator[Chunk | DecodeError]:
+        source, limits = self.source, self.limits
+        size = source.size
+        window = b""
+        window_start = 0
+        pos = 0
+        while True:
+            remaining = size - pos
+            if remaining <= HEADER_SIZE_UP_TO_MAGIC:
+                if remaining > 0:
+                    yield from self._error(
+                        TruncatedError(
+                            f"{remaining} bytes at the end are too few for an entry header",
+                            field="log_overhead",
+                            position=pos,
+                            file=self.file,
+                        )
+                    )
+                break
+            if pos + HEADER_SIZE_UP_TO_MAGIC > window_start + len(window) or pos < window_start:
+                window_start = pos
+                window = source.read_at(pos, max(limits.window_bytes, HEADER_SIZE_UP_TO_MAGIC))
+            rel = pos - window_start
+            _, length = LOG_OVERHEAD.unpack_from(window, rel)
+            entry_size = 12 + length
+            if length < MIN_ENTRY_SIZE:
+                yield from self._error(_undersized(source, pos, length, self.file))
+                break
+            if entry_size > remaining:
+                yield from self._error(
+                    TruncatedError(
+                        f"entry of {entry_size} bytes runs {entry_size - remaining} bytes past the"
+                        f" end of the file ({size} bytes): a partial write; the valid data ends"
+                        " here",
+                        field="size",
+                        position=pos,
+                        file=self.file,
+                    )
+                )
+                break
+            if entry_size > limits.max_batch_bytes:
+                yield from self._error(
+                    CorruptError(
+                        f"entry of {entry_size} bytes is larger than the {limits.max_batch_bytes}"
+                        "-byte limit; skipped (raise --max-batch-bytes if the topic's"
+                        " max.message.bytes is larger)",
+                        field="size",
+                        position=pos,
+                        file=self.file,
+                    )
+                )
+                pos += entry_size
+                continue
+            if rel + entry_size > len(window):
+                window_start = pos
+                window = source.read_at(pos, max(limits.window_bytes, entry_size))
+                rel = 0
+            if self.native is not None:
+                taken = yield from self._native_run(window, rel, pos)
+                if taken:
+                    pos += taken
+                    continue
+            yield from self._reference(window, rel, pos)
+            pos += entry_size
+        yield from self._flush()
+
+    def _native_run(self, window: bytes, rel: int, pos: int) -> Generator[Chunk, None, int]:
+        """Let the C reader take the entries it can from ``window[rel:]``; returns how many
+        bytes it took (0: the entry at ``rel`` is the reference decoders')."""
+        native = self.native
+        assert native is not None
+        if self.python.pending_batches:
+            yield from self._flush()
+        native.start(self.ordinal, self.next_record)
+        taken, chunks = native.take(window, rel, pos, self.limits.max_batch_bytes)
+        self.ordinal, self.next_record = native.ordinals()
+        yield from chunks
+        return taken
+
+    def _reference(self, window: bytes, rel: int, pos: int) -> Iterator[Chunk | DecodeError]:
+        """The entry at ``window[rel]`` by the reference decoders: into columns, or an error."""
+        view = memoryview(window)
+        try:
+            batch = decode_entry(view, rel, pos, self.limits.decompress_limit)
+        except DecodeError as error:
+            yield from self._error(error.located(file=self.file, base=pos - rel))
+            return
+        if self.native is not None and self.native.pending:
+            yield from self._flush()
+        if not self.python.pending_batches:
+            self.python.first_record = self.next_record
+        self.python.add(batch, self.ordinal)
+        self.ordinal += 1
+        self.next_record += len(batch.records)
+
+    def _error(self, error: DecodeError) -> Iterator[Chunk | DecodeError]:
+        yield from self._flush()
+        yield error
+
+    def _flush(self) -> Iterator[Chunk]:
+        if self.native is not None:
+            yield from self.native.flush()
+        yield from self.python.flush()
+
+
+def _undersized(source: ByteSource, pos: int, length: int, file: str | None) -> DecodeError:
+    tail = source.size - pos
+    what = (
+        f"; the {tail} bytes from here to the end are all zero (a preallocated or zero-filled tail)"
+        if _all_zero(source, pos)
+        else f"; {tail} bytes to the end of the file cannot be framed"
+    )
+    return CorruptError(
+        f"Found record size {length} smaller than minimum record overhead ({MIN_ENTRY_SIZE}){what}",
+        field="size",
+        position=pos,
+        file=file,
+    )
+
+
+def _all_zero(source: ByteSource, pos: int, chunk: int = 8 * 1024 * 1024) -> bool:
+    while pos < source.size:
+        data = source.read_at(pos, chunk)
+        if not data:
+            break
+        if data.count(0) != len(data):
+            return False
+        pos += len(data)
+    return True
