@@ -1,6 +1,9 @@
 """Type stub of the C extension ``offsets_auditor/_native.c``: the record reader and the
 interning tables (see ``offsets_auditor.reader``)."""
 
+from typing import Any
+
+import numpy.typing as npt
 from typing_extensions import Buffer
 
 def md5(data: Buffer, /) -> bytes:
@@ -27,7 +30,13 @@ class KeyTable:
     """16-byte digests interned to dense int32 ids in first-seen order."""
 
     def __init__(self) -> None: ...
-    def ids(self, digests: Buffer, out: Buffer, insert: bool = True, /) -> int:
+    def ids(
+        self,
+        digests: Buffer | npt.NDArray[Any],
+        out: Buffer | npt.NDArray[Any],
+        insert: bool = True,
+        /,
+    ) -> int:
         """The id of each digest into ``out`` (int32; -1 for an absent one when not
         ``insert``); returns the table's size."""
     def __len__(self) -> int: ...

@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from offsets_auditor.cleaner import behaviour
 from offsets_auditor.cleaner.blockers import (
     hanging_transaction_findings,
     offset_overflow_findings,
     skew_findings,
 )
-from offsets_auditor.cleaner.capacity import BufferAdvice, buffer_for
+from offsets_auditor.cleaner.capacity import BufferAdvice, buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
 from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, PassResult
 from offsets_auditor.cleaner.requirements import needed_entries
@@ -34,6 +32,7 @@ from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState
 from offsets_auditor.groups.recover import recover as recover_groups
 from offsets_auditor.logdir import LogDir, PartitionDir, offsets_partitions, read_log_dir
+from offsets_auditor.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.startup_checks import startup_report
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -113,10 +112,14 @@ class BrokerAudit:
 
 
 def emulate_partition(
-    partition: PartitionDir, logdir: LogDir, config: CleanerConfig, now_ms: int
+    partition: PartitionDir,
+    logdir: LogDir,
+    config: CleanerConfig,
+    now_ms: int,
+    read: ReadOptions = DEFAULT_READ,
 ) -> Emulated | None:
     """Scan one offsets partition and run every pass the cleaner would."""
-    scan = scan_partition(partition)
+    scan = scan_partition(partition, read.segment)
     if not scan.segments:
         return None
     key = (OFFSETS_TOPIC, partition.partition)
@@ -124,7 +127,7 @@ def emulate_partition(
     log_starts = logdir.log_start_checkpoint.offsets() if logdir.log_start_checkpoint else {}
     checkpoint = checkpoints.get(key)
     log_start = scan.segments[0].base_offset
-    modern = behaviour.log_start_from_checkpoint(config.kafka_version)
+    modern = config.behaviour.log_start_from_checkpoint
     if modern and key in log_starts:
         log_start = max(log_start, log_starts[key])
     first_dirty = first_dirty_offset(scan, checkpoint, log_start)
@@ -204,6 +207,7 @@ def audit_log_dir(
     *,
     partitions_count: int | None = None,
     with_groups: bool = True,
+    read: ReadOptions = DEFAULT_READ,
 ) -> BrokerAudit:
     """Audit one log dir. ``partitions_count`` is ``__consumer_offsets``' real partition count
     when known (else inferred from the partition dirs); ``with_groups`` also recovers every
@@ -212,7 +216,7 @@ def audit_log_dir(
     findings: list[Finding] = list(logdir.findings)
     emulated = []
     for partition in offsets_partitions(logdir):
-        e = emulate_partition(partition, logdir, config, now_ms)
+        e = emulate_partition(partition, logdir, config, now_ms, read)
         if e is None:
             continue
         emulated.append(e)
@@ -223,7 +227,7 @@ def audit_log_dir(
                 e.scan, config, pinned_by_transaction=e.initial.blocked_by == "open transaction"
             )
         )
-    capacity = OffsetMap(config.memory_per_thread, config.load_factor).max_desired
+    capacity = max_desired_map_size(config.memory_per_thread, config.load_factor)
     executed, deaths = passes_before_threads_die(emulated, config)
     killers = [e.partition.name for e in emulated if e.kills_thread]
     partitions = []

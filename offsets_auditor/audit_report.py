@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from offsets_auditor.audit import BrokerAudit, PartitionAudit
-from offsets_auditor.cleaner.offset_map import OffsetMap
+from offsets_auditor.cleaner.capacity import max_desired_map_size
 from offsets_auditor.cleaner.passes import PassResult
 from offsets_auditor.findings import exit_status
 
@@ -52,7 +52,7 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
             "dedupe_buffer_size": c.dedupe_buffer_size,
             "load_factor": c.load_factor,
             "memory_per_thread": c.memory_per_thread,
-            "capacity": OffsetMap(c.memory_per_thread, c.load_factor).max_desired,
+            "capacity": max_desired_map_size(c.memory_per_thread, c.load_factor),
             "min_cleanable_ratio": c.min_cleanable_ratio,
             "threads_that_die": a.thread_deaths,
         },

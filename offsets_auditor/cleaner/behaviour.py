@@ -1,12 +1,17 @@
-"""How the log cleaner behaves in each Kafka version: the facts the emulation branches on.
+"""How the log cleaner behaves in each Kafka version, resolved once into one frozen object.
 
-Each function is a pure rule with the Kafka change that introduced it (docs/kafka-internals.md
-§4.4-4.7, checked against the tags named).
+Every fact the emulation branches on is a row of :data:`FACTS`: the first release that has it
+and, where it went away, the first release that no longer has it (docs/kafka-internals.md
+§4.4-4.7, each checked against the tags named). :func:`behaviour_of` resolves the rows for one
+version into a :class:`CleanerBehaviour`, which is what the passes, the selection and the
+blockers receive; nothing else in the cleaner compares versions.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import Final
 
 from offsets_auditor.versions import KafkaVersion
 
@@ -24,67 +29,145 @@ class MapEra(StrEnum):
     PARTIAL = "0.10.1"
 
 
-def map_era(version: KafkaVersion) -> MapEra:
-    if version.at_least("0.10.1"):
-        return MapEra.PARTIAL
-    if version.at_least("0.10.0"):
-        return MapEra.FIRST_SEGMENT
-    return MapEra.SEGMENT_SPAN
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A behaviour present from ``since`` up to, not including, ``until`` (None: still)."""
+
+    name: str
+    since: str
+    until: str | None
+    why: str
+
+    def holds(self, version: KafkaVersion) -> bool:
+        return version.at_least(self.since) and (
+            self.until is None or not version.at_least(self.until)
+        )
 
 
-def modelled(version: KafkaVersion) -> bool:
-    """The emulation covers 0.9.0.0 onward (the first release with the group coordinator's
-    offsets topic as it is today)."""
-    return version.at_least("0.9.0.0")
+#: Every version-dependent fact of the cleaner (and of the checks next to it), with its source.
+FACTS: Final[tuple[Fact, ...]] = (
+    Fact(
+        "modelled",
+        "0.9.0.0",
+        None,
+        "the group coordinator's offsets topic as it is today exists from 0.9.0.0",
+    ),
+    Fact(
+        "exception_kills_thread",
+        "0.0.0",
+        "2.1.0",
+        "up to 2.0.x an exception ends the cleaner thread for good; from 2.1.0 the partition is"
+        " marked uncleanable and the thread goes on (KAFKA-7215)",
+    ),
+    Fact(
+        "reads_transactions",
+        "0.11.0",
+        None,
+        "aborted transactions are dropped, markers handled, the last stable offset bounds"
+        " cleaning (0.11.0 LogCleaner.scala, LogCleanerManager.scala)",
+    ),
+    Fact(
+        "fast_forwards_segment_gaps",
+        "2.4.1",
+        None,
+        "after a fully read segment, the map's latest offset jumps to the next segment's base - 1"
+        " (absent in 2.4.0)",
+    ),
+    Fact(
+        "horizon_uses_largest_timestamp",
+        "0.10.1",
+        "0.10.2",
+        "0.10.1.x took the delete horizon from the last clean segment's largest timestamp;"
+        " 0.10.2.0 went back to its file modification time",
+    ),
+    Fact(
+        "v2_batch_delete_horizon",
+        "3.1.0",
+        None,
+        "tombstones and markers in v2 batches carry their own delete horizon, stamped by the"
+        " first clean that sees them (KIP-534)",
+    ),
+    Fact(
+        "has_max_compaction_lag",
+        "2.3.0",
+        None,
+        "max.compaction.lag.ms makes a partition cleanable regardless of its dirty ratio (KIP-354)",
+    ),
+    Fact("has_min_compaction_lag", "0.10.1", None, "min.compaction.lag.ms (KIP-58)"),
+    Fact(
+        "log_start_from_checkpoint",
+        "3.0.0",
+        None,
+        "the cleaner starts from logStartOffset (log-start-offset checkpoint) rather than the"
+        " first segment's base offset, and resets a checkpoint beyond the log end",
+    ),
+    Fact(
+        "stats_count_shallow_entries",
+        "0.0.0",
+        "0.11.0",
+        "up to 0.10.2 the Start/End size banner counts one message per shallow entry (a"
+        " compressed wrapper counts once); from 0.11.0 MemoryRecords.filterTo counts records",
+    ),
+    Fact(
+        "splits_offset_overflow",
+        "2.0.0",
+        None,
+        "a segment spanning more than Int.MaxValue offsets is split before cleaning"
+        " (KAFKA-6264); before 2.0 the thread dies on it (KAFKA-5413)",
+    ),
+    Fact(
+        "partial_map",
+        "0.10.1",
+        None,
+        "the offset map stops mid-segment when full (KAFKA-3894)",
+    ),
+    Fact(
+        "first_segment_map",
+        "0.10.0",
+        "0.10.1",
+        "per keyed message until the map is full; the first dirty segment must fit (KAFKA-3587)",
+    ),
+)
 
 
-def exception_kills_thread(version: KafkaVersion) -> bool:
-    """Up to 2.0.x an unexpected exception ends the cleaner thread for good; from 2.1.0 the
-    partition is marked uncleanable and the thread goes on (KAFKA-7215)."""
-    return not version.at_least("2.1.0")
+@dataclass(frozen=True, slots=True)
+class CleanerBehaviour:
+    """The cleaner of one Kafka version (see :data:`FACTS` for each field)."""
+
+    version: KafkaVersion
+    modelled: bool
+    exception_kills_thread: bool
+    reads_transactions: bool
+    fast_forwards_segment_gaps: bool
+    horizon_uses_largest_timestamp: bool
+    v2_batch_delete_horizon: bool
+    has_max_compaction_lag: bool
+    has_min_compaction_lag: bool
+    log_start_from_checkpoint: bool
+    stats_count_shallow_entries: bool
+    splits_offset_overflow: bool
+    partial_map: bool
+    first_segment_map: bool
+
+    @property
+    def map_era(self) -> MapEra:
+        if self.partial_map:
+            return MapEra.PARTIAL
+        if self.first_segment_map:
+            return MapEra.FIRST_SEGMENT
+        return MapEra.SEGMENT_SPAN
+
+    @property
+    def legacy_retention(self) -> bool:
+        """``shouldRetainMessage`` before 0.10.1: no ``pastLatestOffset`` rule, no transaction
+        handling in the filter (the whole-segment eras)."""
+        return not self.partial_map
 
 
-def reads_transactions(version: KafkaVersion) -> bool:
-    """0.11.0+: aborted transactions are dropped, markers handled, the last stable offset
-    bounds cleaning."""
-    return version.at_least("0.11.0")
+if {f.name for f in FACTS} != {f.name for f in fields(CleanerBehaviour)} - {"version"}:
+    raise TypeError("cleaner.behaviour: FACTS and CleanerBehaviour list different facts")
 
 
-def fast_forwards_segment_gaps(version: KafkaVersion) -> bool:
-    """2.4.1 and 2.5.0+: after a fully read segment, the map's latest offset jumps to the next
-    segment's base - 1 (absent in 2.4.0)."""
-    return version.at_least("2.4.1")
-
-
-def horizon_uses_largest_timestamp(version: KafkaVersion) -> bool:
-    """0.10.1.x took the delete horizon from the last clean segment's largest timestamp;
-    0.10.2.0 went back to its file modification time."""
-    return version.at_least("0.10.1") and not version.at_least("0.10.2")
-
-
-def v2_batch_delete_horizon(version: KafkaVersion) -> bool:
-    """3.1.0+ (KIP-534): tombstones and markers in v2 batches carry their own delete horizon,
-    stamped by the first clean that sees them; legacy records keep the segment rule."""
-    return version.at_least("3.1.0")
-
-
-def has_max_compaction_lag(version: KafkaVersion) -> bool:
-    """2.3.0+ (KIP-354): ``max.compaction.lag.ms`` makes a partition cleanable regardless of
-    its dirty ratio."""
-    return version.at_least("2.3.0")
-
-
-def has_min_compaction_lag(version: KafkaVersion) -> bool:
-    return version.at_least("0.10.1")
-
-
-def log_start_from_checkpoint(version: KafkaVersion) -> bool:
-    """From 3.0 the cleaner starts from ``logStartOffset`` (log-start-offset checkpoint) rather
-    than the first segment's base offset; it also resets a checkpoint beyond the log end."""
-    return version.at_least("3.0.0")
-
-
-def stats_count_shallow_entries(version: KafkaVersion) -> bool:
-    """Up to 0.10.2 the "Start size"/"End size" banner counts one message per shallow entry (a
-    compressed wrapper counts once); from 0.11.0 ``MemoryRecords.filterTo`` counts records."""
-    return not version.at_least("0.11.0")
+def behaviour_of(version: KafkaVersion) -> CleanerBehaviour:
+    """The cleaner of ``version``: every fact of :data:`FACTS` resolved."""
+    return CleanerBehaviour(version=version, **{f.name: f.holds(version) for f in FACTS})

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from offsets_auditor.cleaner import behaviour
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import PartitionScan
 from offsets_auditor.findings import Finding, Severity
@@ -19,7 +18,7 @@ def offset_overflow_findings(scan: PartitionScan, config: CleanerConfig) -> list
     2.0 the cleaner thread dies on it ("largest offset in message set can not be safely
     converted to relative offset"); 2.0+ splits the segment first."""
     found = []
-    fixed = config.kafka_version.at_least("2.0.0")
+    fixed = config.behaviour.splits_offset_overflow
     for seg in scan.segments:
         span = seg.next_offset - 1 - seg.base_offset
         if span > INT_MAX:
@@ -46,7 +45,7 @@ def hanging_transaction_findings(
 ) -> list[Finding]:
     """An open transaction pins the last stable offset: nothing from its first offset on is
     cleaned until it commits or aborts (0.11+ ``LogCleanerManager.cleanableOffsets``)."""
-    if not behaviour.reads_transactions(config.kafka_version):
+    if not config.behaviour.reads_transactions:
         return []
     found = []
     for pid, first in sorted(scan.transactions.ongoing.items(), key=lambda kv: kv[1]):

@@ -10,9 +10,10 @@ broker-wide defaults (``log.cleaner.min.cleanable.ratio`` …) for ``__consumer_
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from offsets_auditor.cleaner.behaviour import CleanerBehaviour, behaviour_of
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 LONG_MAX = 2**63 - 1
@@ -40,6 +41,11 @@ class CleanerConfig:
     segment_bytes: int = 104_857_600
     max_index_bytes: int = 10_485_760
     max_message_bytes: int = 1_000_012
+    #: how the cleaner of ``kafka_version`` behaves (resolved once, from the version)
+    behaviour: CleanerBehaviour = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "behaviour", behaviour_of(self.kafka_version))
 
     @property
     def memory_per_thread(self) -> int:

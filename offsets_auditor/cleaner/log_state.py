@@ -1,17 +1,17 @@
 """The partition as the cleaner's earlier passes left it: which records and batches survive
-(one byte per record ordinal), the current size of each original segment, and how cleaned
-segments were merged into groups (``Cleaner.groupSegmentsBySize``), with Kafka's
-``Log.logSegments(from, to)`` over them.
+(one flag per record and per batch of each original segment), the current size of each original
+segment, and how cleaned segments were merged into groups (``Cleaner.groupSegmentsBySize``),
+with Kafka's ``Log.logSegments(from, to)`` over them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from offsets_auditor.cleaner import fast, lanes
+import numpy as np
+import numpy.typing as npt
+
 from offsets_auditor.cleaner.partition_scan import PartitionScan, SegmentInfo
-from offsets_auditor.records.model import Batch
 
 
 @dataclass
@@ -25,33 +25,22 @@ class LogGroup:
 
 @dataclass
 class LogState:
-    """The partition as earlier passes left it."""
+    """The partition as earlier passes left it. ``alive[i]``/``batch_alive[i]``: which records
+    and batches of original segment ``i`` survive (a batch may survive with no record: the
+    empty batch kept for a producer's last sequence)."""
 
     scan: PartitionScan
-    record_start: list[int]
-    batch_start: list[int]
-    alive: bytearray
-    batch_alive: bytearray
-    batch_empty: bytearray
+    alive: list[npt.NDArray[np.bool_]]
+    batch_alive: list[npt.NDArray[np.bool_]]
     sizes: list[int]
     groups: list[LogGroup] = field(default_factory=list)
 
     @classmethod
     def of(cls, scan: PartitionScan) -> LogState:
-        record_start, batch_start = [], []
-        records = batches = 0
-        for seg in scan.segments:
-            record_start.append(records)
-            batch_start.append(batches)
-            records += seg.records
-            batches += seg.batches
         return cls(
             scan=scan,
-            record_start=record_start,
-            batch_start=batch_start,
-            alive=bytearray(b"\x01" * records),
-            batch_alive=bytearray(b"\x01" * batches),
-            batch_empty=bytearray(batches),
+            alive=[np.ones(c.records, dtype=np.bool_) for c in scan.columns],
+            batch_alive=[np.ones(c.batches, dtype=np.bool_) for c in scan.columns],
             sizes=[s.size for s in scan.segments],
             groups=[LogGroup([i], s.base_offset, s.mtime_ms) for i, s in enumerate(scan.segments)],
         )
@@ -72,25 +61,3 @@ class LogState:
                 floor = group.base_offset
         low = floor if floor is not None else -(2**63)
         return [g for g in self.groups if low <= g.base_offset < end]
-
-    def batches(
-        self, index: int, lane: lanes.OrdinalLane | None = None
-    ) -> Iterator[tuple[int, int, Batch]]:
-        """(batch ordinal, first record ordinal, batch) for the live batches of original
-        segment ``index`` that ``lane`` (the C path, see ``cleaner.fast``) did not take."""
-        seg = self.segments[index]
-        cursor = fast.Cursor(self.batch_start[index], self.record_start[index])
-        offer: fast.Lane | None = None
-        if lane is not None:
-            ordinal_lane = lane
-
-            def offer(view: memoryview, start: int, end: int) -> int:
-                return ordinal_lane(view, start, end, cursor)
-
-        label = f"{self.scan.partition.name}/{seg.file}"
-        for batch in fast.walk(self.scan.partition.path / seg.file, label, offer):
-            b, r = cursor.batch, cursor.record
-            cursor.batch += 1
-            cursor.record += len(batch.records)
-            if self.batch_alive[b]:
-                yield b, r, batch

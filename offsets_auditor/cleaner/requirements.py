@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from offsets_auditor.cleaner import behaviour
-from offsets_auditor.cleaner.capacity import BYTES_PER_ENTRY, slots
+import numpy as np
+
+from offsets_auditor.cleaner.behaviour import MapEra
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.cleaner.partition_scan import PartitionScan, distinct_keys
+from offsets_auditor.cleaner.partition_scan import PartitionScan
 
 
 def needed_entries(scan: PartitionScan, config: CleanerConfig, first_dirty: int, upper: int) -> int:
@@ -17,18 +18,17 @@ def needed_entries(scan: PartitionScan, config: CleanerConfig, first_dirty: int,
     - 0.10.0+: the distinct keys of the dirty section, plus one when a keyed record follows the
       last new key (a full map stops at the next keyed record, even a duplicate).
     """
-    era = behaviour.map_era(config.kafka_version)
     dirty = [
-        seg for seg in scan.segments if seg.next_offset > first_dirty and seg.base_offset < upper
+        index
+        for index, seg in enumerate(scan.segments)
+        if seg.next_offset > first_dirty and seg.base_offset < upper
     ]
-    # counted within the memory of the offset map being advised on (see distinct_keys)
-    limit = slots(config.memory_per_thread) * BYTES_PER_ENTRY
-    before, last_was_new = distinct_keys(scan.partition, dirty, first_dirty, upper, limit)
-    if era == behaviour.MapEra.SEGMENT_SPAN:
+    before, last_was_new = distinct_keys(scan, dirty, first_dirty, upper)
+    if config.behaviour.map_era == MapEra.SEGMENT_SPAN:
         return max(
             (
-                keys + seg.next_offset - seg.base_offset
-                for keys, seg in zip(before[:-1], dirty, strict=True)
+                keys + scan.segments[index].next_offset - scan.segments[index].base_offset
+                for keys, index in zip(before[:-1], dirty, strict=True)
             ),
             default=0,
         )
@@ -36,3 +36,36 @@ def needed_entries(scan: PartitionScan, config: CleanerConfig, first_dirty: int,
     if not total:
         return 0
     return total + (0 if last_was_new else 1)
+
+
+def distinct_keys(
+    scan: PartitionScan, segments: list[int], low: int, high: int
+) -> tuple[list[int], bool]:
+    """The distinct keys of the records with ``low <= offset < high`` of the non-control
+    batches of ``segments`` (indexes into ``scan.segments``): how many there are before each
+    segment (and, last, in all), and whether the last such record's key was new."""
+    seen = np.zeros(scan.distinct_keys, dtype=np.bool_)
+    before: list[int] = []
+    total = 0
+    last_was_new = False
+    for index in segments:
+        before.append(total)
+        cols, ids = scan.columns[index], scan.key_ids[index]
+        counted = (
+            cols.keyed
+            & ~cols.batch_control[cols.batch]
+            & (cols.offset >= low)
+            & (cols.offset < high)
+        )
+        keys = ids[counted]
+        if not len(keys):
+            continue
+        first = np.zeros(len(keys), dtype=np.bool_)
+        _, first_index = np.unique(keys, return_index=True)
+        first[first_index] = True
+        new = first & ~seen[keys]
+        seen[keys] = True
+        total += int(np.count_nonzero(new))
+        last_was_new = bool(new[-1])
+    before.append(total)
+    return before, last_was_new

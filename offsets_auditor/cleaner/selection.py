@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offsets_auditor.cleaner import behaviour
+from offsets_auditor.cleaner.behaviour import MapEra
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.log_state import LogState
 from offsets_auditor.cleaner.partition_scan import PartitionScan
@@ -37,16 +37,16 @@ class Selection:
 
 
 def select(state: LogState, first_dirty: int, config: CleanerConfig, now_ms: int) -> Selection:
-    version = config.kafka_version
+    behaviour = config.behaviour
     segments = state.segments
     active_base = state.groups[-1].base_offset
     bounds = [active_base]
     blocked_by = "active segment"
     lso = state.scan.transactions.first_unstable_offset()
-    if behaviour.reads_transactions(version) and lso is not None and lso < active_base:
+    if behaviour.reads_transactions and lso is not None and lso < active_base:
         bounds.append(lso)
         blocked_by = "open transaction"
-    if behaviour.has_min_compaction_lag(version) and config.min_compaction_lag_ms > 0:
+    if behaviour.has_min_compaction_lag and config.min_compaction_lag_ms > 0:
         for group in state.log_segments(first_dirty, active_base):
             largest = max(segments[i].largest_timestamp for i in group.members)
             if largest > now_ms - config.min_compaction_lag_ms:
@@ -55,10 +55,10 @@ def select(state: LogState, first_dirty: int, config: CleanerConfig, now_ms: int
                 bounds.append(group.base_offset)
                 break
     first_uncleanable = min(bounds)
-    if behaviour.map_era(version) != behaviour.MapEra.PARTIAL:
+    if behaviour.map_era != MapEra.PARTIAL:
         first_uncleanable = active_base
     clean = sum(state.group_size(g) for g in state.log_segments(-1, first_dirty))
-    if behaviour.map_era(version) == behaviour.MapEra.PARTIAL:
+    if behaviour.map_era == MapEra.PARTIAL:
         later = state.log_segments(first_uncleanable, active_base)
         uncleanable_base = later[0].base_offset if later else active_base
     else:
@@ -70,7 +70,7 @@ def select(state: LogState, first_dirty: int, config: CleanerConfig, now_ms: int
     total = clean + cleanable
     ratio = cleanable / total if total else 0.0
     need_now = False
-    if behaviour.has_max_compaction_lag(version) and config.max_compaction_lag_ms < 2**63 - 1:
+    if behaviour.has_max_compaction_lag and config.max_compaction_lag_ms < 2**63 - 1:
         firsts = [
             segments[i].first_batch_timestamp
             for g in state.log_segments(first_dirty, active_base)

@@ -12,7 +12,6 @@ import heapq
 from dataclasses import dataclass, field
 
 from offsets_auditor.cleaner.partition_scan import AbortedTxn
-from offsets_auditor.records.model import BatchHeader
 
 
 @dataclass
@@ -36,18 +35,23 @@ class CleanedTransactionMetadata:
                 heapq.heappush(self._aborted, (txn.first_offset, id(txn), txn))
 
     def _consume_up_to(self, offset: int) -> None:
+        """Aborted transactions starting at or before ``offset`` become ongoing (the broker
+        moves them as it reads; doing it lazily, at the next transactional or control batch,
+        leaves the same state there)."""
         while self._aborted and self._aborted[0][0] <= offset:
             _, _, txn = heapq.heappop(self._aborted)
             self._ongoing_aborted.setdefault(txn.producer_id, _AbortedTransactionMetadata(txn))
 
-    def on_control_batch(self, header: BatchHeader, control_type: str | None) -> bool:
+    def on_control_batch(
+        self, last_offset: int, producer_id: int, control_type: str | None
+    ) -> bool:
         """``onControlBatchRead``: True if the control batch may be discarded."""
         if not self.enabled:
             return False
-        self._consume_up_to(header.last_offset)
+        self._consume_up_to(last_offset)
         if control_type is None:
             return True  # an empty control batch was already cleaned
-        pid = header.producer_id
+        pid = producer_id
         if control_type == "abort":
             meta = self._ongoing_aborted.pop(pid, None)
             return not (meta is not None and meta.last_observed_batch_offset is not None)
@@ -58,15 +62,16 @@ class CleanedTransactionMetadata:
             return True
         return False
 
-    def on_batch(self, header: BatchHeader) -> bool:
-        """``onBatchRead``: True if the batch belongs to an aborted transaction."""
+    def on_batch(self, last_offset: int, producer_id: int, transactional: bool) -> bool:
+        """``onBatchRead``: True if the batch belongs to an aborted transaction. (A
+        non-transactional batch only moves the read position: callers may skip those.)"""
         if not self.enabled:
             return False
-        self._consume_up_to(header.last_offset)
-        if header.is_transactional:
-            meta = self._ongoing_aborted.get(header.producer_id)
+        self._consume_up_to(last_offset)
+        if transactional:
+            meta = self._ongoing_aborted.get(producer_id)
             if meta is not None:
-                meta.last_observed_batch_offset = header.last_offset
+                meta.last_observed_batch_offset = last_offset
                 return True
-            self._ongoing_committed.add(header.producer_id)
+            self._ongoing_committed.add(producer_id)
         return False

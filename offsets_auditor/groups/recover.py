@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from offsets_auditor import fs
-from offsets_auditor.decode import DecodedRecord, decode_segment
+from offsets_auditor.decode import DecodedRecord, RowDecoder
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState, PartitionGroups
@@ -27,6 +26,7 @@ from offsets_auditor.logdir import (
     offsets_partitions,
     read_log_dir,
 )
+from offsets_auditor.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
 
 
@@ -48,26 +48,25 @@ class GroupsRecovery:
 
 
 def partition_records(
-    partition: PartitionDir, start_offset: int | None = None
+    partition: PartitionDir, start_offset: int | None = None, read: ReadOptions = DEFAULT_READ
 ) -> Iterator[DecodedRecord | DecodeError]:
     """The decoded records of a partition's segments in offset order, skipping batches that
     end below ``start_offset``. A segment that cannot be opened is a ``DecodeError``."""
     for segment in partition.segments:
         name = f"{partition.name}/{segment.log.name}"
-        try:
-            source = fs.ReadOnlyFile(partition.path / segment.log.name)
-        except OSError as error:
-            yield DecodeError(f"cannot open: {error.strerror}", field="file", file=name)
-            continue
-        with source:
-            for item in decode_segment(source, file=name):
+        rows = RowDecoder(name)
+        for item in read.segment(partition, segment):
+            if isinstance(item, DecodeError):
+                yield item
+                continue
+            for record in rows.rows(item):
                 if (
                     start_offset is not None
-                    and isinstance(item, DecodedRecord)
-                    and item.batch.next_offset <= start_offset
+                    and isinstance(record, DecodedRecord)
+                    and record.batch.next_offset <= start_offset
                 ):
                     continue
-                yield item
+                yield record
 
 
 def replay_partition(

@@ -1,0 +1,192 @@
+"""Building the offset map of one pass, per era (``Cleaner.buildOffsetMap``).
+
+- 0.10.1+ (:func:`map_partial`, KAFKA-3894): from the first dirty offset, every keyed record of
+  every live, non-control, non-aborted batch is put while ``map.size < maxDesiredMapSize``; the
+  first keyed record that finds the map full ends the pass's map mid-segment. After each batch
+  the map's latest offset moves to the batch's last offset; from 2.4.1, after each whole
+  segment, to the next segment's base - 1.
+- 0.9.0.x and 0.10.0.x (:func:`map_whole_segments`): whole segments only. 0.9 checks each
+  segment's offset span against the capacity first (and the thread dies on one that cannot fit
+  at all); 0.10.0 maps record by record and fails when not even the first dirty segment fits.
+
+One rule runs over the candidate records of a segment at once: with ``new`` marking each key's
+first appearance not yet in the map, the map is full before candidate ``j`` exactly when
+``size + (new before j) >= maxDesiredMapSize``.
+
+Sources: 0.9.0.1, 0.10.0.1, 2.3.0, 2.4.1 ``core/src/main/scala/kafka/log/LogCleaner.scala``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from offsets_auditor.cleaner.behaviour import CleanerBehaviour, MapEra
+from offsets_auditor.cleaner.log_state import LogState
+from offsets_auditor.cleaner.offset_map import OffsetMap
+from offsets_auditor.cleaner.segment_facts import NO_CONTROL_RECORD
+from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
+from offsets_auditor.records.control import CONTROL_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class MapFailure:
+    """A ``require`` that fails while building the map (the broker throws
+    ``IllegalArgumentException("requirement failed: ...")``)."""
+
+    kind: str
+    segment_file: str
+    numbers: tuple[int, ...]
+
+    @property
+    def always_kills(self) -> bool:
+        """The capacity failures of 0.9/0.10.0 always end the thread (those versions have no
+        other fate for an exception)."""
+        return self.kind != "checkpoint"
+
+    def message(self, log: str) -> str:
+        if self.kind == "span":
+            span, capacity = self.numbers
+            return (
+                f"requirement failed: {span} messages in segment {log}/{self.segment_file} but"
+                f" offset map can fit only {capacity}. You can increase"
+                " log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads"
+            )
+        if self.kind == "unable":
+            return (
+                f"requirement failed: Unable to build the offset map for segment"
+                f" {log}/{self.segment_file}. You can increase log.cleaner.dedupe.buffer.size or"
+                " decrease log.cleaner.threads"
+            )
+        start, base = self.numbers
+        return (
+            f"requirement failed: Last clean offset is {start} but segment base offset is"
+            f" {base} for log {log}."
+        )
+
+
+def control_type_name(type_id: int) -> str | None:
+    """``_control_type``: the first control record's type name (None: the batch is empty)."""
+    if type_id == NO_CONTROL_RECORD:
+        return None
+    return CONTROL_TYPES.get(type_id, "unknown")
+
+
+def _stop_before(new: npt.NDArray[np.bool_], size: int, capacity: int) -> int | None:
+    """Index of the first candidate that finds the map full, or None."""
+    size_before = size + np.cumsum(new) - new
+    full = np.flatnonzero(size_before >= capacity)
+    return int(full[0]) if len(full) else None
+
+
+def _new_keys(m: OffsetMap, ids: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
+    """Which candidates put a key the map does not hold yet (its first appearance here)."""
+    first = np.zeros(len(ids), dtype=np.bool_)
+    if len(ids):
+        _, first_index = np.unique(ids, return_index=True)
+        first[first_index] = True
+    return first & ~m.contains(ids)
+
+
+def map_partial(
+    state: LogState,
+    m: OffsetMap,
+    members: Sequence[int],
+    start: int,
+    upper: int,
+    txn: CleanedTransactionMetadata,
+    behaviour: CleanerBehaviour,
+) -> bool:
+    """0.10.1+ ``buildOffsetMap`` over the dirty segments ``members``; True when the map filled
+    up. ``m.latest_offset`` is left where the broker's is (the pass's end - 1)."""
+    scan = state.scan
+    for position, index in enumerate(members):
+        next_start = (
+            state.segments[members[position + 1]].base_offset
+            if position + 1 < len(members)
+            else upper
+        )
+        cols, ids = scan.columns[index], scan.key_ids[index]
+        processed = state.batch_alive[index] & (cols.batch_last_offset >= start)
+        aborted = np.zeros(cols.batches, dtype=np.bool_)
+        for b in np.flatnonzero(processed & (cols.batch_control | cols.batch_transactional)):
+            last_offset = int(cols.batch_last_offset[b])
+            pid = int(cols.batch_producer_id[b])
+            if cols.batch_control[b]:
+                txn.on_control_batch(
+                    last_offset, pid, control_type_name(int(cols.batch_control_type[b]))
+                )
+            else:
+                aborted[b] = txn.on_batch(last_offset, pid, True)
+        mapped_batch = processed & ~cols.batch_control & ~aborted
+        candidates = np.flatnonzero(
+            state.alive[index] & mapped_batch[cols.batch] & cols.keyed & (cols.offset >= start)
+        )
+        candidate_ids = ids[candidates]
+        new = _new_keys(m, candidate_ids)
+        stop = _stop_before(new, m.size, m.max_desired)
+        if stop is not None:
+            _put(m, candidate_ids[:stop], cols.offset[candidates[:stop]])
+            stop_batch = int(cols.batch[candidates[stop]])
+            if stop == 0 or int(cols.batch[candidates[stop - 1]]) != stop_batch:
+                done = np.flatnonzero(processed[:stop_batch])  # batches read whole before it
+                if len(done):
+                    m.latest_offset = int(cols.batch_last_offset[done[-1]])
+            return True
+        _put(m, candidate_ids, cols.offset[candidates])
+        done = np.flatnonzero(processed)
+        if len(done):
+            m.latest_offset = int(cols.batch_last_offset[done[-1]])
+        if behaviour.fast_forwards_segment_gaps:
+            m.latest_offset = next_start - 1
+    return False
+
+
+def _put(m: OffsetMap, ids: npt.NDArray[np.int32], offsets: npt.NDArray[np.int64]) -> None:
+    latest = m.latest_offset
+    m.put_all(ids, offsets)
+    if not len(ids):
+        m.latest_offset = latest
+
+
+def map_whole_segments(
+    state: LogState, m: OffsetMap, members: Sequence[int], start: int, era: MapEra
+) -> tuple[int, bool] | MapFailure:
+    """0.9.0.x and 0.10.0.x ``buildOffsetMap``: the end offset (the last offset of the last
+    fully mapped segment + 1) and whether the map filled up, or the failure."""
+    segments = state.segments
+    if not members or segments[members[0]].base_offset != start:
+        base = segments[members[0]].base_offset if members else start
+        return MapFailure("checkpoint", "", (start, base))
+    last = segments[members[0]].base_offset
+    scan = state.scan
+    for index in members:
+        seg = segments[index]
+        cols, ids = scan.columns[index], scan.key_ids[index]
+        alive = np.flatnonzero(state.alive[index])  # records of live batches that survive
+        keyed = alive[cols.keyed[alive]]
+        if era == MapEra.SEGMENT_SPAN:
+            span = seg.next_offset - seg.base_offset
+            if span > m.max_desired:
+                return MapFailure("span", seg.file, (span, m.max_desired))
+            if m.size + span > m.max_desired:
+                return last + 1, True
+            _put(m, ids[keyed], cols.offset[keyed])
+            if len(alive):
+                last = int(cols.offset[alive[-1]])
+            continue
+        # 0.10.0 buildOffsetMapForSegment: record by record until the map is full
+        new = _new_keys(m, ids[keyed])
+        stop = _stop_before(new, m.size, m.max_desired)
+        if stop is not None:
+            _put(m, ids[keyed[:stop]], cols.offset[keyed[:stop]])
+            if last <= start:
+                return MapFailure("unable", seg.file, ())
+            return last + 1, True
+        _put(m, ids[keyed], cols.offset[keyed])
+        segment_last = int(cols.offset[alive[-1]]) if len(alive) else seg.base_offset
+        last = max(last, segment_last)
+    return last + 1, False

@@ -1,0 +1,233 @@
+"""The retention filter of one pass over one segment (``Cleaner.cleanInto``/``shouldRetainRecord``,
+``MemoryRecords.filterTo``), and the byte sizes of what it keeps.
+
+Per record (numbered rules, first that applies wins):
+
+1. 0.10.1+ only: an offset past the map's latest offset is kept (``pastLatestOffset``).
+2. A record without a key is dropped (counted as invalid).
+3. A record whose key the map holds at a later offset is dropped (a newer value exists).
+4. A tombstone is dropped once its segment is older than the delete horizon
+   (``retainDeletes`` false).
+5. Everything else is kept.
+
+Per batch (0.11+, v2 batches): a batch of an aborted transaction, and a COMMIT/ABORT marker the
+cleaner no longer needs (``CleanedTransactionMetadata``), is discarded whole, unless it holds the
+last data (or, for a marker, the epoch) of a still-active producer, which is kept as an empty
+batch (``retainedBatches``/"last records of active producers").
+
+Sizes: an uncompressed legacy message keeps its exact size; a rewritten v2 batch or compressed
+wrapper is estimated as its overhead plus its payload in proportion to the records' weights
+(``8 + key + value`` bytes), as ``retained_size`` says.
+
+Sources: 0.9.0.1 and 2.3.0 ``core/src/main/scala/kafka/log/LogCleaner.scala``; 2.3.0
+``clients/.../record/MemoryRecords.java``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from offsets_auditor.cleaner.behaviour import CleanerBehaviour
+from offsets_auditor.cleaner.log_state import LogState
+from offsets_auditor.cleaner.map_building import control_type_name
+from offsets_auditor.cleaner.offset_map import OffsetMap
+from offsets_auditor.cleaner.segment_facts import CleanerColumns
+from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
+
+RECORD_BATCH_OVERHEAD = 61
+#: Offset, size, crc, magic, attributes, timestamp, key and value lengths of a v1 wrapper.
+LEGACY_WRAPPER_OVERHEAD = 34
+
+Int64s = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+
+
+@dataclass
+class PassCounters:
+    """What one pass counts for the broker's stats banner (``PassResult``)."""
+
+    start_records: int = 0
+    start_bytes: int = 0
+    end_records: int = 0
+    end_bytes: int = 0
+    bytes_exact: bool = True
+    tombstones_kept: int = 0
+    tombstones_dropped: int = 0
+    aborted_dropped: int = 0
+    markers_dropped: int = 0
+    invalid_dropped: int = 0
+
+
+def retained_size(
+    size: Int64s, magic: npt.NDArray[np.int8], codec: npt.NDArray[np.int8], kept: Int64s, of: Int64s
+) -> Int64s:
+    """Bytes of batches of ``size`` bytes rewritten with records of total weight ``kept`` out
+    of ``of`` (some kept): exact for uncompressed legacy messages (one record each), else the
+    overhead plus the payload in proportion (floor division, as the estimate always did)."""
+    overhead = np.where(magic == 2, RECORD_BATCH_OVERHEAD, LEGACY_WRAPPER_OVERHEAD)
+    estimate = overhead + (size - overhead) * kept // np.maximum(of, 1)
+    return np.where((magic < 2) & (codec == 0), size, estimate)
+
+
+def clean_segment(
+    state: LogState,
+    index: int,
+    m: OffsetMap,
+    txn: CleanedTransactionMetadata,
+    last_records: dict[int, tuple[int | None, int]],
+    *,
+    retain_deletes: bool,
+    behaviour: CleanerBehaviour,
+    counters: PassCounters,
+) -> int:
+    """Filter the live batches of original segment ``index`` (updating the survivors in
+    ``state`` and ``counters``); returns the segment's size afterwards."""
+    cols, ids = state.scan.columns[index], state.scan.key_ids[index]
+    alive, batch_alive = state.alive[index], state.batch_alive[index]
+    batch = cols.batch
+    nb = cols.batches
+    shallow = behaviour.stats_count_shallow_entries
+    live_batches = np.flatnonzero(batch_alive)
+
+    n_live = np.bincount(batch[alive], minlength=nb)
+    w_live = _weights(batch, cols.weight, alive, nb)
+    w_all = _weights(batch, cols.weight, None, nb)
+    size, magic, codec = cols.batch_size, cols.batch_magic, cols.batch_codec
+    current = np.where(
+        n_live == cols.batch_records,
+        size,
+        np.where(
+            n_live == 0,
+            np.where(magic == 2, RECORD_BATCH_OVERHEAD, 0),
+            retained_size(size, magic, codec, w_live, w_all),
+        ),
+    )
+    counters.start_bytes += int(current[live_batches].sum())
+
+    discard, retain_empty = _transaction_decisions(
+        cols, live_batches, txn, last_records, retain_deletes, behaviour
+    )
+    dropped = discard & ~retain_empty
+    # discarded batches go whole: their records, and the batch
+    for b in np.flatnonzero(dropped):
+        if cols.batch_control[b]:
+            counters.markers_dropped += 1
+        else:
+            counters.aborted_dropped += int(n_live[b])
+    alive &= ~dropped[batch]
+    batch_alive &= ~dropped
+    remaining = batch_alive.copy()  # the live batches still being filtered
+
+    with_live = remaining & (n_live > 0)
+    counters.start_records += int(
+        np.count_nonzero(with_live) if shallow else n_live[remaining].sum()
+    )
+    evaluated = alive & ~discard[batch]  # discard & retain_empty: no rule applies, all go
+    keep = _retain(cols, ids, m, evaluated, retain_deletes, behaviour, counters)
+    counters.aborted_dropped += int(np.count_nonzero(alive & discard[batch]))
+    counters.tombstones_kept += int(
+        np.count_nonzero(keep & cols.tombstone & ~cols.batch_control[batch])
+    )
+    alive &= keep
+
+    n_kept = np.bincount(batch[alive], minlength=nb)
+    w_kept = _weights(batch, cols.weight, alive, nb)
+    kept_any = remaining & (n_kept > 0)
+    counters.end_records += int(np.count_nonzero(kept_any) if shallow else n_kept[kept_any].sum())
+    unchanged = (n_kept == n_live) & ((codec == 0) | (not shallow))
+    rewritten = kept_any & ~unchanged
+    if np.any(rewritten):
+        counters.bytes_exact = counters.bytes_exact and bool(
+            np.all((codec[rewritten] == 0) & (magic[rewritten] < 2))
+        )
+    after = np.where(unchanged, current, retained_size(current, magic, codec, w_kept, w_live))
+    empty = remaining & ~kept_any
+    kept_empty = empty & retain_empty
+    gone = empty & ~retain_empty
+    counters.end_bytes += int(after[kept_any].sum()) + RECORD_BATCH_OVERHEAD * int(
+        np.count_nonzero(kept_empty)
+    )
+    counters.markers_dropped += int(np.count_nonzero(gone & cols.batch_control))
+    batch_alive &= ~gone
+    return int(after[kept_any].sum()) + RECORD_BATCH_OVERHEAD * int(np.count_nonzero(kept_empty))
+
+
+def _weights(batch: Int64s, weight: Int64s, mask: Bools | None, nb: int) -> Int64s:
+    """Per batch, the total weight of its records (those in ``mask``)."""
+    if mask is None:
+        sums = np.bincount(batch, weights=weight, minlength=nb)
+    else:
+        sums = np.bincount(batch[mask], weights=weight[mask], minlength=nb)
+    return sums.astype(np.int64)
+
+
+def _transaction_decisions(
+    cols: CleanerColumns,
+    live_batches: Int64s,
+    txn: CleanedTransactionMetadata,
+    last_records: dict[int, tuple[int | None, int]],
+    retain_deletes: bool,
+    behaviour: CleanerBehaviour,
+) -> tuple[Bools, Bools]:
+    """Per batch: discarded by the transaction rules, and kept empty for an active producer
+    (0.11+ v2 batches only; ``discard`` is only ever true for transactional and control
+    batches, the others are read by the transaction bookkeeping without effect)."""
+    nb = cols.batches
+    discard = np.zeros(nb, dtype=np.bool_)
+    retain_empty = np.zeros(nb, dtype=np.bool_)
+    if behaviour.legacy_retention:
+        return discard, retain_empty
+    v2 = cols.batch_magic[live_batches] == 2
+    candidates = live_batches[v2 & (cols.batch_producer_id[live_batches] >= 0)]
+    touched = live_batches[
+        v2 & (cols.batch_control[live_batches] | cols.batch_transactional[live_batches])
+    ]
+    for b in touched.tolist():
+        last_offset = int(cols.batch_last_offset[b])
+        pid = int(cols.batch_producer_id[b])
+        if cols.batch_control[b]:
+            name = control_type_name(int(cols.batch_control_type[b]))
+            discard[b] = txn.on_control_batch(last_offset, pid, name) and not retain_deletes
+        else:
+            discard[b] = txn.on_batch(last_offset, pid, True)
+    for b in candidates.tolist():
+        last = last_records.get(int(cols.batch_producer_id[b]))
+        if last is None:
+            continue
+        data_offset, epoch = last
+        if data_offset is not None:
+            retain_empty[b] = int(cols.batch_last_offset[b]) == data_offset
+        else:
+            retain_empty[b] = (
+                bool(cols.batch_control[b]) and int(cols.batch_producer_epoch[b]) == epoch
+            )
+    return discard, retain_empty
+
+
+def _retain(
+    cols: CleanerColumns,
+    ids: npt.NDArray[np.int32],
+    m: OffsetMap,
+    evaluated: Bools,
+    retain_deletes: bool,
+    behaviour: CleanerBehaviour,
+    counters: PassCounters,
+) -> Bools:
+    """The retention rules (module docstring) for the ``evaluated`` records; False elsewhere."""
+    found = m.get(ids)
+    offset = cols.offset
+    rule_1 = (
+        np.zeros(len(offset), dtype=np.bool_)
+        if behaviour.legacy_retention
+        else offset > m.latest_offset
+    )
+    considered = evaluated & ~rule_1
+    invalid = considered & ~cols.keyed  # rule 2
+    newer = considered & cols.keyed & (found >= 0) & (offset < found)  # rule 3
+    expired = considered & cols.keyed & ~newer & cols.tombstone & (not retain_deletes)  # rule 4
+    counters.invalid_dropped += int(np.count_nonzero(invalid))
+    counters.tombstones_dropped += int(np.count_nonzero(expired))
+    return evaluated & (rule_1 | (cols.keyed & ~newer & ~expired))
