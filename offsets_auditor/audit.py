@@ -21,7 +21,7 @@ from offsets_auditor.cleaner.blockers import (
 )
 from offsets_auditor.cleaner.capacity import BufferAdvice, buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
+from offsets_auditor.cleaner.partition_scan import PartitionScan, SegmentReader, scan_partition
 from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, PassResult
 from offsets_auditor.cleaner.requirements import needed_entries
 from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
@@ -29,8 +29,9 @@ from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, outcome, severity_of
 from offsets_auditor.errors import TruncatedError
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.groups.model import GroupState
-from offsets_auditor.groups.recover import recover as recover_groups
+from offsets_auditor.groups.model import GroupState, PartitionGroups
+from offsets_auditor.groups.recover import FoldingReader, collect, plan
+from offsets_auditor.groups.rules import loader_rules
 from offsets_auditor.logdir import LogDir, PartitionDir, offsets_partitions, read_log_dir
 from offsets_auditor.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.startup_checks import startup_report
@@ -116,10 +117,10 @@ def emulate_partition(
     logdir: LogDir,
     config: CleanerConfig,
     now_ms: int,
-    read: ReadOptions = DEFAULT_READ,
+    read: SegmentReader = DEFAULT_READ.segment,
 ) -> Emulated | None:
-    """Scan one offsets partition and run every pass the cleaner would."""
-    scan = scan_partition(partition, read.segment)
+    """Scan one offsets partition (with ``read``) and run every pass the cleaner would."""
+    scan = scan_partition(partition, read)
     if not scan.segments:
         return None
     key = (OFFSETS_TOPIC, partition.partition)
@@ -215,8 +216,17 @@ def audit_log_dir(
     logdir = read_log_dir(path, config.kafka_version)
     findings: list[Finding] = list(logdir.findings)
     emulated = []
+    groups_plan = (
+        plan(logdir, loader_rules(config.kafka_version), partitions_count) if with_groups else None
+    )
+    replayed: list[PartitionGroups] = []
     for partition in offsets_partitions(logdir):
-        e = emulate_partition(partition, logdir, config, now_ms, read)
+        folding = FoldingReader(read, groups_plan, partition) if groups_plan else None
+        e = emulate_partition(
+            partition, logdir, config, now_ms, folding.read if folding else read.segment
+        )
+        if folding is not None:
+            replayed.append(folding.result())
         if e is None:
             continue
         emulated.append(e)
@@ -262,8 +272,8 @@ def audit_log_dir(
     indexes, recovery, startup_findings = startup_report(logdir, config.kafka_version)
     findings.extend(startup_findings)
     groups: tuple[GroupState, ...] = ()
-    if with_groups:
-        recovered = recover_groups(logdir, config.kafka_version, partitions_count)
+    if groups_plan is not None and groups_plan.partitions_count > 0:
+        recovered = collect(logdir, groups_plan, tuple(replayed))
         groups = recovered.groups
         findings.extend(f for f in recovered.findings if f not in logdir.findings)
     worst = max((e.needed_entries for e in emulated), default=0)

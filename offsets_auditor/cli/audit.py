@@ -13,8 +13,10 @@ from offsets_auditor import fs
 from offsets_auditor.audit import BrokerAudit, audit_log_dir
 from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
+from offsets_auditor.cli.options import add_reader_option
 from offsets_auditor.load_calibration import LoadRate, calibrate
 from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.reading import ReadOptions
 from offsets_auditor.restart.progress import fold_lines
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
 
@@ -81,6 +83,7 @@ def register(subparsers: Any) -> None:
         help="skip recovering every group's committed offsets (faster on huge partitions)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    add_reader_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -139,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
                 now_ms,
                 partitions_count=partitions_count,
                 with_groups=not args.no_groups,
+                read=ReadOptions(backend=args.reader),
             )
         )
     load_rate, load_basis = args.load_rate * 1048576, None

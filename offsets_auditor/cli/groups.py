@@ -28,6 +28,8 @@ from offsets_auditor.groups import (
     recover,
     reset_plan_csv,
 )
+from offsets_auditor.reader.segment import Backend
+from offsets_auditor.reading import ReadOptions
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
 
 _FORMS = ("list", "show", "export")
@@ -80,6 +82,14 @@ def _common_options(parser: argparse.ArgumentParser, default: Any) -> None:
         action="store_true",
         default=default if default is argparse.SUPPRESS else False,
         help="JSON output",
+    )
+    parser.add_argument(
+        "--reader",
+        type=Backend,
+        choices=list(Backend),
+        default=default if default is argparse.SUPPRESS else Backend.NATIVE,
+        metavar="{native,python}",
+        help="record reader: the C parser (default) or the Python reference decoders",
     )
 
 
@@ -136,7 +146,13 @@ def _option_names() -> set[str]:
 
 def _recover(form: argparse.Namespace, logdir: Path) -> GroupsRecovery:
     new = None if form.new_coordinator is None else form.new_coordinator == "yes"
-    return recover(logdir, form.kafka_version, form.partitions, new_coordinator=new)
+    return recover(
+        logdir,
+        form.kafka_version,
+        form.partitions,
+        new_coordinator=new,
+        read=ReadOptions(backend=form.reader),
+    )
 
 
 def _list(out: TextIO, form: argparse.Namespace, recoveries: list[GroupsRecovery]) -> int:

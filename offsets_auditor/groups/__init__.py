@@ -2,7 +2,7 @@
 would load them (see ``rules`` for the per-version load semantics, with their Kafka sources).
 
 - :func:`recover_groups` / :func:`recover`: every offsets partition of a log dir replayed;
-- :class:`PartitionReplay`: the pure fold over decoded records of one partition;
+- :class:`GroupsFold`: the pure fold of one partition's segment deltas (``groups.delta``);
 - :func:`reset_plan_csv`: the ``kafka-consumer-groups.sh --reset-offsets --from-file`` CSV.
 """
 
@@ -17,13 +17,14 @@ from offsets_auditor.groups.model import (
     TopicPartition,
 )
 from offsets_auditor.groups.recover import (
+    GroupsPlan,
     GroupsRecovery,
-    partition_records,
+    plan,
     recover,
     recover_groups,
     replay_partition,
 )
-from offsets_auditor.groups.replay import PartitionReplay
+from offsets_auditor.groups.replay import GroupsFold
 from offsets_auditor.groups.rules import LoaderRules, loader_rules
 
 __all__ = [
@@ -31,15 +32,16 @@ __all__ = [
     "ExportError",
     "GroupState",
     "GroupStateName",
+    "GroupsFold",
+    "GroupsPlan",
     "GroupsRecovery",
     "LoaderRules",
     "Member",
     "PartitionGroups",
-    "PartitionReplay",
     "PendingTransactionalOffset",
     "TopicPartition",
     "loader_rules",
-    "partition_records",
+    "plan",
     "recover",
     "recover_groups",
     "replay_partition",

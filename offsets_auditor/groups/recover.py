@@ -1,10 +1,12 @@
 """Recover every group of a broker log dir: each ``__consumer_offsets`` partition replayed.
 
-Reads segments read-only through :mod:`offsets_auditor.fs`, decodes them with
-:func:`offsets_auditor.decode.decode_segment` (streamed, batch by batch) and folds the records
-with :class:`offsets_auditor.groups.replay.PartitionReplay`. Where the load starts follows the
-broker version (rules 1 in :mod:`offsets_auditor.groups.rules`): from 0.11 batches wholly
-below the partition's log start offset (``log-start-offset-checkpoint``) are not replayed.
+Each segment is read once (``ReadOptions.segment``) and reduced to a
+:class:`~offsets_auditor.groups.delta.GroupsDelta`; the deltas are applied in offset order by
+:class:`~offsets_auditor.groups.replay.GroupsFold`. Where the load starts follows the broker
+version (rule 1 in :mod:`offsets_auditor.groups.rules`): from 0.11 batches wholly below the
+partition's log start offset (``log-start-offset-checkpoint``) are not replayed.
+:func:`folding_groups` lets another reader of the same segments (the audit's cleaner scan) fold
+the groups on the way, so that every byte is read once.
 """
 
 from __future__ import annotations
@@ -13,19 +15,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from offsets_auditor.decode import DecodedRecord, RowDecoder
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.groups.delta import DeltaBuilder
 from offsets_auditor.groups.model import GroupState, PartitionGroups
-from offsets_auditor.groups.replay import PartitionReplay
+from offsets_auditor.groups.replay import GroupsFold
 from offsets_auditor.groups.rules import LoaderRules, LoadStart, loader_rules
 from offsets_auditor.logdir import (
     OFFSETS_TOPIC,
     LogDir,
     PartitionDir,
+    Segment,
     offsets_partitions,
     read_log_dir,
 )
+from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
 
@@ -47,60 +51,41 @@ class GroupsRecovery:
         return next((g for g in self.groups if g.group == name), None)
 
 
-def partition_records(
-    partition: PartitionDir, start_offset: int | None = None, read: ReadOptions = DEFAULT_READ
-) -> Iterator[DecodedRecord | DecodeError]:
-    """The decoded records of a partition's segments in offset order, skipping batches that
-    end below ``start_offset``. A segment that cannot be opened is a ``DecodeError``."""
-    for segment in partition.segments:
-        name = f"{partition.name}/{segment.log.name}"
-        rows = RowDecoder(name)
-        for item in read.segment(partition, segment):
-            if isinstance(item, DecodeError):
-                yield item
-                continue
-            for record in rows.rows(item):
-                if (
-                    start_offset is not None
-                    and isinstance(record, DecodedRecord)
-                    and record.batch.next_offset <= start_offset
-                ):
-                    continue
-                yield record
+@dataclass(frozen=True, slots=True)
+class GroupsPlan:
+    """How one log dir's partitions are replayed: the loader's rules, the topic's partition
+    count (for ``partitionFor``), each partition's log start offset, and what was assumed."""
+
+    rules: LoaderRules
+    partitions_count: int
+    log_starts: dict[tuple[str, int], int]
+    findings: tuple[Finding, ...]
+
+    def fold(self, partition: PartitionDir) -> GroupsFold:
+        return GroupsFold(self.rules, partition.partition, self.partitions_count)
+
+    def builder(
+        self, partition: PartitionDir, segment: Segment, end_offset: int | None = None
+    ) -> DeltaBuilder:
+        start = (
+            self.log_starts.get((OFFSETS_TOPIC, partition.partition))
+            if self.rules.start is LoadStart.LOG_START_OFFSET
+            else None
+        )
+        return DeltaBuilder(
+            self.rules,
+            f"{partition.name}/{segment.log.name}",
+            start_offset=start,
+            end_offset=end_offset,
+        )
 
 
-def replay_partition(
-    partition: PartitionDir,
-    rules: LoaderRules,
-    partitions_count: int,
-    *,
-    log_start_offset: int | None = None,
-    end_offset: int | None = None,
-) -> PartitionGroups:
-    """One offsets partition replayed with ``rules``; ``end_offset`` bounds the replay to the
-    records below it (the state as of that offset)."""
-    start = log_start_offset if rules.start is LoadStart.LOG_START_OFFSET else None
-    replay = PartitionReplay(rules, partition.partition, partitions_count, end_offset=end_offset)
-    replay.feed(partition_records(partition, start))
-    return replay.result()
-
-
-def recover(
-    logdir: Path | LogDir,
-    version: KafkaVersion | str,
-    partitions_count: int | None = None,
-    *,
-    new_coordinator: bool | None = None,
-) -> GroupsRecovery:
-    """Replay every live ``__consumer_offsets-N`` partition of ``logdir``.
-
-    ``partitions_count`` is the topic's partition count (``expected_partition`` of each group);
-    ``None`` takes the highest partition number found plus one, which is right when the log
-    dir holds every partition (one broker) and is said in a finding otherwise."""
-    rules = loader_rules(version, new_coordinator)
-    model = logdir if isinstance(logdir, LogDir) else read_log_dir(logdir, rules.version)
+def plan(model: LogDir, rules: LoaderRules, partitions_count: int | None = None) -> GroupsPlan:
+    """``partitions_count`` is the topic's partition count; ``None`` takes the highest partition
+    number found plus one, which is right when the log dir holds every partition (one broker)
+    and is said in a finding otherwise."""
     found = offsets_partitions(model)
-    findings = list(model.findings)
+    findings = []
     if partitions_count is None:
         partitions_count = max((p.partition for p in found), default=-1) + 1
         if found and len(found) != partitions_count:
@@ -113,20 +98,56 @@ def recover(
                     " partitionFor; pass the topic's real partition count",
                 )
             )
-    if partitions_count <= 0:
-        return GroupsRecovery(rules, (), tuple(findings))
     log_starts = (
         model.log_start_checkpoint.offsets() if model.log_start_checkpoint is not None else {}
     )
-    replayed = tuple(
-        replay_partition(
-            partition,
-            rules,
-            partitions_count,
-            log_start_offset=log_starts.get((OFFSETS_TOPIC, partition.partition)),
-        )
-        for partition in found
-    )
+    return GroupsPlan(rules, partitions_count, log_starts, tuple(findings))
+
+
+def replay_partition(
+    partition: PartitionDir,
+    groups_plan: GroupsPlan,
+    *,
+    end_offset: int | None = None,
+    read: ReadOptions = DEFAULT_READ,
+) -> PartitionGroups:
+    """One offsets partition replayed; ``end_offset`` bounds the replay to the records below
+    it (the state as of that offset)."""
+    fold = groups_plan.fold(partition)
+    for segment in partition.segments:
+        builder = groups_plan.builder(partition, segment, end_offset)
+        for item in read.segment(partition, segment):
+            builder.add(item)
+        fold.add(builder.result())
+    return fold.result()
+
+
+class FoldingReader:
+    """A segment reader (``ReadOptions.segment``'s shape) that also folds the groups of what
+    it reads: read the partition's segments through :meth:`read`, in order, then take
+    :meth:`result`."""
+
+    def __init__(self, read: ReadOptions, groups_plan: GroupsPlan, partition: PartitionDir) -> None:
+        self._read = read
+        self._plan = groups_plan
+        self._fold = groups_plan.fold(partition)
+
+    def read(self, partition: PartitionDir, segment: Segment) -> Iterator[Chunk | DecodeError]:
+        builder = self._plan.builder(partition, segment)
+        for item in self._read.segment(partition, segment):
+            builder.add(item)
+            yield item
+        self._fold.add(builder.result())
+
+    def result(self) -> PartitionGroups:
+        return self._fold.result()
+
+
+def collect(
+    model: LogDir, groups_plan: GroupsPlan, replayed: tuple[PartitionGroups, ...]
+) -> GroupsRecovery:
+    """The recovery of a log dir from its partitions' replays, with the findings about them."""
+    findings = [*model.findings, *groups_plan.findings]
     for result in replayed:
         findings.extend(result.findings)
         for group in result.groups:
@@ -138,12 +159,35 @@ def recover(
                         f"group {group.group!r} has records in __consumer_offsets-"
                         f"{group.coordinator_partition}, but partitionFor sends it to"
                         f" __consumer_offsets-{group.expected_partition} with"
-                        f" {partitions_count} partitions: its coordinator never reads these",
+                        f" {groups_plan.partitions_count} partitions: its coordinator never"
+                        " reads these",
                         partition=f"{OFFSETS_TOPIC}-{group.coordinator_partition}",
                         group=group.group,
                     )
                 )
-    return GroupsRecovery(rules, replayed, tuple(findings))
+    return GroupsRecovery(groups_plan.rules, replayed, tuple(findings))
+
+
+def recover(
+    logdir: Path | LogDir,
+    version: KafkaVersion | str,
+    partitions_count: int | None = None,
+    *,
+    new_coordinator: bool | None = None,
+    read: ReadOptions = DEFAULT_READ,
+) -> GroupsRecovery:
+    """Replay every live ``__consumer_offsets-N`` partition of ``logdir`` (see :func:`plan`
+    for ``partitions_count``)."""
+    rules = loader_rules(version, new_coordinator)
+    model = logdir if isinstance(logdir, LogDir) else read_log_dir(logdir, rules.version)
+    groups_plan = plan(model, rules, partitions_count)
+    if groups_plan.partitions_count <= 0:
+        return GroupsRecovery(rules, (), (*model.findings, *groups_plan.findings))
+    replayed = tuple(
+        replay_partition(partition, groups_plan, read=read)
+        for partition in offsets_partitions(model)
+    )
+    return collect(model, groups_plan, replayed)
 
 
 def recover_groups(

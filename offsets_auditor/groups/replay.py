@@ -1,24 +1,44 @@
-"""Replay one ``__consumer_offsets`` partition's records the way the coordinator loads them.
+"""Replay one ``__consumer_offsets`` partition the way the coordinator loads it.
 
-Feed :class:`PartitionReplay` every item :func:`offsets_auditor.decode.decode_segment` yields
-for the partition's segments, in offset order, then call :meth:`PartitionReplay.result`. The
-rules per broker version are :class:`offsets_auditor.groups.rules.LoaderRules` (their module
-docstring cites the Kafka source for each). Nothing here reads files.
+:class:`GroupsFold` takes the partition's :class:`~offsets_auditor.groups.delta.GroupsDelta`\\ s
+(one per segment, see :mod:`offsets_auditor.groups.delta`) in offset order and applies the
+loader's rules (:class:`offsets_auditor.groups.rules.LoaderRules`; their module docstring cites
+the Kafka source for each):
+
+- a key's last non-transactional record wins (a tombstone removes it), applied with numpy for
+  every key no open transaction touches;
+- transactional commits wait in their producer's pending set; a COMMIT marker moves them into
+  the committed offsets (a pending one replaces a committed one only if that one is ``olderThan``
+  it), any marker drops the producer's pending set. Keys with pending commits, and the records
+  of those keys, are replayed one by one in offset order;
+- the group's latest metadata record decides its state and members.
+
+Nothing here reads files.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import ClassVar, Final
 
+import numpy as np
+import numpy.typing as npt
+
+from offsets_auditor import _native
 from offsets_auditor.coordinator import coordinator_partition
-from offsets_auditor.decode import DecodedRecord
 from offsets_auditor.errors import DecodeError, TruncatedError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.classic_groups import classic_group
-from offsets_auditor.groups.consumer_groups import CONSUMER_GROUP_TYPES, ConsumerGroupReplay
+from offsets_auditor.groups.consumer_groups import ConsumerGroupReplay
+from offsets_auditor.groups.delta import (
+    Commit,
+    CommitColumns,
+    GroupsDelta,
+    Marker,
+    Note,
+    TransactionalCommit,
+)
 from offsets_auditor.groups.model import (
     CommittedOffset,
     GroupState,
@@ -26,278 +46,333 @@ from offsets_auditor.groups.model import (
     PartitionGroups,
     PendingTransactionalOffset,
 )
-from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules
-from offsets_auditor.records.control import ControlRecord
-from offsets_auditor.records.model import NO_PRODUCER_ID
-from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue
+from offsets_auditor.groups.rules import LoaderRules
+from offsets_auditor.schemas import RecordValue
 
 #: ``OffsetCommitRequest.DEFAULT_TIMESTAMP`` (an absent expire timestamp).
-DEFAULT_TIMESTAMP = -1
-
-_Key = tuple[str, str, int]  # group, topic, partition
+DEFAULT_TIMESTAMP: Final = -1
 
 
 @dataclass(frozen=True, slots=True)
-class _Commit:
-    offset: CommittedOffset
-    #: the offset ``olderThan`` compares (rules 4 and 7)
-    order: int
-    producer_epoch: int = -1
+class _Pending:
+    commit: Commit
+    producer_epoch: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Metadata:
-    value: RecordValue
-    log_offset: int
+@dataclass
+class _Committed:
+    """The committed offsets, one row per key id (``_KeyIds``)."""
+
+    present: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    log_offset: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    order: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    offset: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    commit_timestamp: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    expire_timestamp: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    leader_epoch: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
+    value_version: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, np.int16))
+    producer_id: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    metadata: npt.NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, dtype=object))
+
+    _COLUMNS: ClassVar[tuple[str, ...]] = (
+        "present",
+        "log_offset",
+        "order",
+        "offset",
+        "commit_timestamp",
+        "expire_timestamp",
+        "leader_epoch",
+        "value_version",
+        "producer_id",
+        "metadata",
+    )
+
+    def grow(self, size: int) -> None:
+        if size <= len(self.present):
+            return
+        capacity = max(size, 2 * len(self.present), 1024)
+        for name in self._COLUMNS:
+            old = getattr(self, name)
+            new = np.zeros(capacity, dtype=old.dtype)
+            if name == "metadata":
+                new[:] = ""
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def scatter(
+        self, ids: npt.NDArray[np.int32], columns: CommitColumns, rows: npt.NDArray[np.intp]
+    ) -> None:
+        """Rows of ``columns`` applied to keys ``ids`` (one row per key): a commit replaces the
+        key's offset, a tombstone removes it."""
+        tombstone = columns.tombstone[rows]
+        self.present[ids] = ~tombstone
+        sets = ids[~tombstone]
+        chosen = rows[~tombstone]
+        self.log_offset[sets] = columns.log_offset[chosen]
+        self.order[sets] = columns.order[chosen]
+        self.offset[sets] = columns.offset[chosen]
+        self.commit_timestamp[sets] = columns.commit_timestamp[chosen]
+        self.expire_timestamp[sets] = columns.expire_timestamp[chosen]
+        self.leader_epoch[sets] = columns.leader_epoch[chosen]
+        self.value_version[sets] = columns.value_version[chosen]
+        self.producer_id[sets] = -1
+        if len(chosen):
+            metadata = np.empty(len(chosen), dtype=object)
+            metadata[:] = [columns.metadata[i] for i in chosen.tolist()]
+            self.metadata[sets] = metadata
+
+    def set(self, kid: int, commit: Commit, producer_id: int) -> None:
+        self.present[kid] = True
+        self.log_offset[kid] = commit.log_offset
+        self.order[kid] = commit.order
+        self.offset[kid] = commit.offset
+        self.commit_timestamp[kid] = commit.commit_timestamp
+        self.expire_timestamp[kid] = commit.expire_timestamp
+        self.leader_epoch[kid] = commit.leader_epoch
+        self.value_version[kid] = commit.value_version
+        self.producer_id[kid] = producer_id
+        self.metadata[kid] = commit.metadata
 
 
-@dataclass(slots=True)
-class PartitionReplay:
-    """The loader's state for one partition while its records are replayed.
+@dataclass
+class _KeyIds:
+    """(group, topic, partition) -> dense key id, through the C interning table."""
+
+    table: _native.KeyTable = field(default_factory=_native.KeyTable)
+    strings: dict[str, int] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    keys: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def string_ids(self, names: tuple[str, ...]) -> npt.NDArray[np.int32]:
+        out = np.empty(len(names), dtype=np.int32)
+        for i, name in enumerate(names):
+            found = self.strings.get(name)
+            if found is None:
+                found = self.strings[name] = len(self.names)
+                self.names.append(name)
+            out[i] = found
+        return out
+
+    def ids(self, columns: CommitColumns) -> npt.NDArray[np.int32]:
+        strings = self.string_ids(columns.names)
+        packed = np.zeros((len(columns), 4), dtype=np.int32)
+        packed[:, 0] = strings[columns.group]
+        packed[:, 1] = strings[columns.topic]
+        packed[:, 2] = columns.partition
+        return self._intern(packed)
+
+    def id_of(self, key: tuple[str, str, int]) -> int:
+        group, topic = self.string_ids((key[0], key[1])).tolist()
+        packed = np.array([[group, topic, key[2], 0]], dtype=np.int32)
+        return int(self._intern(packed)[0])
+
+    def _intern(self, packed: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        ids = np.empty(len(packed), dtype=np.int32)
+        before = len(self.keys)
+        count = self.table.ids(np.ascontiguousarray(packed), ids)
+        if count > before:
+            new = np.flatnonzero(ids >= before)
+            firsts = np.unique(ids[new], return_index=True)[1]
+            for row in new[firsts].tolist():
+                g, t, p, _padding = packed[row].tolist()
+                self.keys.append((g, t, p))
+        return ids
+
+    def key(self, kid: int) -> tuple[str, str, int]:
+        g, t, p = self.keys[kid]
+        return self.names[g], self.names[t], p
+
+
+@dataclass
+class GroupsFold:
+    """The loader's state for one partition while its segments are applied in offset order.
 
     ``partition`` is the ``__consumer_offsets`` partition number, ``partitions_count`` the
-    topic's partition count (for ``expected_partition``), ``end_offset`` an optional bound:
-    only records below it are replayed (the state as of that log offset).
-    """
+    topic's partition count (for ``expected_partition``)."""
 
     rules: LoaderRules
     partition: int
     partitions_count: int
-    end_offset: int | None = None
     records: int = 0
     log_end_offset: int = 0
-    committed: dict[_Key, _Commit] = field(default_factory=dict)
-    pending: dict[int, dict[_Key, _Commit]] = field(default_factory=dict)
-    metadata: dict[str, _Metadata] = field(default_factory=dict)
-    consumer_groups: dict[str, ConsumerGroupReplay] = field(default_factory=dict)
-    last_removal: dict[str, int] = field(default_factory=dict)
-    unknown: Counter[int] = field(default_factory=Counter)
-    findings: list[Finding] = field(default_factory=list)
-    _batch: tuple[str | None, int] | None = None
-    _batch_first_offset: int = -1
+    _keys: _KeyIds = field(default_factory=_KeyIds)
+    _committed: _Committed = field(default_factory=_Committed)
+    _pending: dict[int, dict[int, _Pending]] = field(default_factory=dict)
+    _metadata: dict[str, tuple[int, RecordValue]] = field(default_factory=dict)
+    _consumer_groups: dict[str, ConsumerGroupReplay] = field(default_factory=dict)
+    _removals: dict[str, int] = field(default_factory=dict)
+    _unknown: Counter[int] = field(default_factory=Counter)
+    _findings: list[Finding] = field(default_factory=list)
     _noted: set[tuple[str, str]] = field(default_factory=set)
 
-    def feed(self, items: Iterable[DecodedRecord | DecodeError]) -> None:
-        for item in items:
-            if isinstance(item, DecodeError):
-                self._decode_problem(item)
+    def add(self, delta: GroupsDelta) -> None:
+        """Apply one segment's delta (segments in offset order)."""
+        self.records += delta.records
+        self.log_end_offset = max(self.log_end_offset, delta.log_end_offset)
+        self._unknown.update(delta.unknown_record_types)
+        self._findings_of(delta.problems, delta.notes)
+        for group, (offset, value) in delta.metadata.items():
+            if value is None:
+                self._metadata.pop(group, None)
             else:
-                self.apply(item)
-
-    def apply(self, item: DecodedRecord) -> None:
-        """Replay one decoded record (data or control)."""
-        offset = item.record.offset
-        if self.end_offset is not None and offset >= self.end_offset:
-            return
-        self.log_end_offset = max(self.log_end_offset, offset + 1)
-        batch_id = (item.file, item.batch.position)
-        if batch_id != self._batch:
-            self._batch = batch_id
-            self._batch_first_offset = offset
-        if item.error is not None:
-            return  # reported by feed() as a DecodeError
-        if item.batch.is_control:
-            if item.control is not None and self.rules.transactions:
-                self._control(item, item.control)
-            return
-        key = item.key
-        if key is None:
-            return
-        self.records += 1
-        if key.key_type == "offset_commit":
-            self._offset_commit(item, key)
-        elif key.key_type == "group_metadata":
-            self._group_metadata(item, key)
-        elif self.rules.new_coordinator and key.key_type in CONSUMER_GROUP_TYPES:
-            readable, value = self._known_value(item, key)
-            if readable and key.group is not None:
-                group = self.consumer_groups.setdefault(key.group, ConsumerGroupReplay())
-                group.apply(key, value, offset)
-                if not group.exists:
-                    self.last_removal[key.group] = offset
-        else:
-            self._unknown(item, key)
+                self._metadata[group] = (offset, value)
+        for group, offset in delta.removals.items():
+            self._removals[group] = max(self._removals.get(group, -1), offset)
+        for key, value, offset in delta.consumer_group_records:
+            group = str(key.group)
+            replay = self._consumer_groups.setdefault(group, ConsumerGroupReplay())
+            replay.apply(key, value, offset)
+            if not replay.exists:
+                self._removals[group] = max(self._removals.get(group, -1), offset)
+        self._offsets(delta)
 
     # -- offsets ---------------------------------------------------------------------------
 
-    def _offset_commit(self, item: DecodedRecord, key: RecordKey) -> None:
-        group, topic, partition = cast(str, key.group), cast(str, key.topic), key.partition
-        k: _Key = (group, topic, cast(int, partition))
-        header = item.batch
-        transactional = (
-            header.producer_id != NO_PRODUCER_ID
-            if self.rules.new_coordinator
-            else (self.rules.transactions and header.is_transactional)
+    def _offsets(self, delta: GroupsDelta) -> None:
+        commits = delta.commits
+        ids = self._keys.ids(commits)
+        txn_ids = {self._keys.id_of(t.key): t for t in delta.transactional}
+        self._committed.grow(len(self._keys.keys))
+        touched = set(txn_ids) | {kid for pending in self._pending.values() for kid in pending}
+        in_sequence = (
+            np.isin(ids, np.fromiter(touched, dtype=np.int32, count=len(touched)))
+            if touched
+            else np.zeros(len(ids), dtype=np.bool_)
         )
-        readable, value = self._known_value(item, key)
-        if not readable:
+        plain = np.flatnonzero(~in_sequence)
+        self._committed.scatter(ids[plain], commits, plain)
+        if not (touched or delta.controls):
             return
-        if value is None:
-            self.last_removal[group] = item.record.offset
-            if self.rules.new_coordinator:
-                self.committed.pop(k, None)
-                for producer_offsets in self.pending.values():
-                    producer_offsets.pop(k, None)
-            elif transactional:
-                self.pending.setdefault(header.producer_id, {}).pop(k, None)
+        # keys with transactional commits pending: every record in offset order
+        sequenced = np.flatnonzero(in_sequence).tolist()
+        events = [(int(commits.log_offset[row]), 0, i) for i, row in enumerate(sequenced)]
+        events += [(t.log_offset, 1, i) for i, t in enumerate(delta.transactional)]
+        events += [(m.log_offset, 2, i) for i, m in enumerate(delta.controls)]
+        events.sort()
+        for _, kind, i in events:
+            if kind == 0:
+                self._plain(int(ids[sequenced[i]]), commits, sequenced[i])
+            elif kind == 1:
+                self._transactional(delta.transactional[i])
             else:
-                self.committed.pop(k, None)
+                self._marker(delta.controls[i])
+
+    def _plain(self, kid: int, columns: CommitColumns, row: int) -> None:
+        if columns.tombstone[row]:
+            self._committed.present[kid] = False
+            if self.rules.new_coordinator:  # rule 7: and every open transaction's pending one
+                for producer_offsets in self._pending.values():
+                    producer_offsets.pop(kid, None)
             return
-        commit = _Commit(
-            _committed_offset(k, value, item, header.producer_id if transactional else None),
-            self._order(item),
-            header.producer_epoch,
-        )
-        if transactional:
-            self.pending.setdefault(header.producer_id, {})[k] = commit
-        else:
-            self.committed[k] = commit
+        self._committed.scatter(np.array([kid], dtype=np.int32), columns, np.array([row]))
 
-    def _order(self, item: DecodedRecord) -> int:
-        if self.rules.commit_offset_of is CommitOffsetOf.RECORD:
-            return item.record.offset
-        if self.rules.commit_offset_of is CommitOffsetOf.BATCH_BASE_OFFSET:
-            return item.batch.base_offset
-        return self._batch_first_offset
-
-    def _control(self, item: DecodedRecord, control: ControlRecord) -> None:
-        producer_id = item.batch.producer_id
-        if self.rules.new_coordinator:
-            if control.type not in ("commit", "abort"):
-                return
-        elif item.record.offset != self._batch_first_offset:
-            return  # the classic loader reads only the first record of a control batch
-        pending = self.pending.pop(producer_id, {})
-        if control.type != "commit":
+    def _transactional(self, t: TransactionalCommit) -> None:
+        kid = self._keys.id_of(t.key)
+        if t.commit is None:
+            if self.rules.new_coordinator:
+                self._committed.present[kid] = False
+                for producer_offsets in self._pending.values():
+                    producer_offsets.pop(kid, None)
+            else:
+                self._pending.setdefault(t.producer_id, {}).pop(kid, None)
             return
-        for k, commit in pending.items():
-            existing = self.committed.get(k)
-            if existing is None or existing.order < commit.order:
-                self.committed[k] = commit
+        self._pending.setdefault(t.producer_id, {})[kid] = _Pending(t.commit, t.producer_epoch)
 
-    # -- group metadata --------------------------------------------------------------------
-
-    def _group_metadata(self, item: DecodedRecord, key: RecordKey) -> None:
-        group = cast(str, key.group)
-        readable, value = self._known_value(item, key)
-        if not readable:
+    def _marker(self, marker: Marker) -> None:
+        pending = self._pending.pop(marker.producer_id, {})
+        if not marker.commit:
             return
-        if value is None:
-            self.metadata.pop(group, None)
-            self.last_removal[group] = item.record.offset
-        else:
-            self.metadata[group] = _Metadata(value, item.record.offset)
+        committed = self._committed
+        for kid, entry in pending.items():
+            commit = entry.commit
+            if not committed.present[kid] or committed.order[kid] < commit.order:
+                committed.set(kid, commit, marker.producer_id)
 
-    # -- problems ----------------------------------------------------------------------------
+    # -- findings ----------------------------------------------------------------------------
 
-    def _known_value(self, item: DecodedRecord, key: RecordKey) -> tuple[bool, RecordValue | None]:
-        """Whether the loader can read the record's value, and the value (``None`` for a
-        tombstone). An unknown value version is unreadable: every Kafka loader throws there."""
-        value = item.value
-        if isinstance(value, UnknownValue):
-            self._note(
-                "unknown-value-version",
-                f"{key.key_type}:{value.version}",
-                Severity.CRITICAL,
-                f"record at offset {item.record.offset} of group {key.group!r}: {value.reason};"
-                f" {self.rules.label}'s loader throws there (e.g. 2.3.0 'Unknown offset message"
-                " version') and loads nothing more from this partition; the record is skipped"
-                " here",
-                item,
-                group=key.group,
+    def _findings_of(self, problems: tuple[DecodeError, ...], notes: tuple[Note, ...]) -> None:
+        found: list[tuple[int, int, Finding]] = []
+        for error in problems:
+            truncated = isinstance(error, TruncatedError)
+            found.append(
+                (
+                    error.position if error.position is not None else -1,
+                    0,
+                    Finding(
+                        "truncated-tail" if truncated else "corrupt-record",
+                        Severity.WARNING if truncated else Severity.CRITICAL,
+                        f"{error.message}; the records it held are not replayed",
+                        file=error.file,
+                        position=error.position,
+                        field=error.field,
+                        partition=f"__consumer_offsets-{self.partition}",
+                    ),
+                )
             )
-            return False, None
-        return True, value
-
-    def _unknown(self, item: DecodedRecord, key: RecordKey) -> None:
-        self.unknown[key.version] += 1
-        if self.rules.unknown_key_fails_load:
-            self._note(
-                "unknown-record-type",
-                str(key.version),
-                Severity.CRITICAL,
-                f"record at offset {item.record.offset} has key version {key.version}, unknown to"
-                f" {self.rules.label}: its loader throws 'Unknown group metadata message version:"
-                f" {key.version}' and loads nothing more from this partition (ignored with a"
-                " warning from 3.5.0); skipped here",
-                item,
-                group=key.group,
+        for note in notes:
+            if (note.kind, note.once_per) in self._noted:
+                continue
+            self._noted.add((note.kind, note.once_per))
+            found.append(
+                (
+                    note.position,
+                    1,
+                    Finding(
+                        note.kind,
+                        Severity.CRITICAL,
+                        note.detail,
+                        file=note.file,
+                        position=note.position,
+                        partition=f"__consumer_offsets-{self.partition}",
+                        group=note.group,
+                    ),
+                )
             )
-
-    def _note(
-        self,
-        kind: str,
-        once_per: str,
-        severity: Severity,
-        detail: str,
-        item: DecodedRecord,
-        group: str | None = None,
-    ) -> None:
-        if (kind, once_per) in self._noted:
-            return
-        self._noted.add((kind, once_per))
-        self.findings.append(
-            Finding(
-                kind,
-                severity,
-                detail,
-                file=item.file,
-                position=item.batch.position,
-                partition=f"__consumer_offsets-{self.partition}",
-                group=group,
-            )
-        )
-
-    def _decode_problem(self, error: DecodeError) -> None:
-        truncated = isinstance(error, TruncatedError)
-        self.findings.append(
-            Finding(
-                "truncated-tail" if truncated else "corrupt-record",
-                Severity.WARNING if truncated else Severity.CRITICAL,
-                f"{error.message}; the records it held are not replayed",
-                file=error.file,
-                position=error.position,
-                field=error.field,
-                partition=f"__consumer_offsets-{self.partition}",
-            )
-        )
+        found.sort(key=lambda f: (f[0], f[1]))
+        self._findings.extend(f for _, _, f in found)
 
     # -- the result --------------------------------------------------------------------------
 
     def result(self) -> PartitionGroups:
         """The groups as the loader concludes them at the end of the replayed records."""
-        offsets: dict[str, list[CommittedOffset]] = {}
-        for (group, _, _), commit in self.committed.items():
-            offsets.setdefault(group, []).append(commit.offset)
+        offsets = self._committed_offsets()
         pending: dict[str, list[PendingTransactionalOffset]] = {}
-        findings = list(self.findings)
-        for producer_id, producer_offsets in sorted(self.pending.items()):
-            for (group, _, _), commit in producer_offsets.items():
+        findings = list(self._findings)
+        for producer_id, producer_offsets in sorted(self._pending.items()):
+            names_of: set[str] = set()
+            first = None
+            for entry in producer_offsets.values():
+                commit = entry.commit
+                group = commit.key[0]
+                names_of.add(group)
                 pending.setdefault(group, []).append(
-                    PendingTransactionalOffset(producer_id, commit.producer_epoch, commit.offset)
+                    PendingTransactionalOffset(
+                        producer_id, entry.producer_epoch, _committed_offset(commit, producer_id)
+                    )
                 )
+                first = commit.log_offset if first is None else min(first, commit.log_offset)
             if producer_offsets:
-                first = min(c.offset.log_offset for c in producer_offsets.values())
-                names_of = sorted({g for g, _, _ in producer_offsets})
+                sorted_names = sorted(names_of)
                 findings.append(
                     Finding(
                         "open-transaction",
                         Severity.INFO,
                         f"producer {producer_id} has {len(producer_offsets)} transactional offset"
-                        f" commit(s) for {', '.join(map(repr, names_of))} since log offset {first}"
+                        f" commit(s) for {', '.join(map(repr, sorted_names))} since log offset"
+                        f" {first}"
                         " and no COMMIT/ABORT marker by the end of the log: the loader keeps"
                         " them pending (not visible to OffsetFetch), and the cleaner cannot"
                         " compact past the first of them while the transaction stays open",
                         partition=f"__consumer_offsets-{self.partition}",
-                        group=names_of[0] if len(names_of) == 1 else None,
+                        group=sorted_names[0] if len(sorted_names) == 1 else None,
                     )
                 )
         names = (
             set(offsets)
             | set(pending)
-            | set(self.metadata)
-            | set(self.last_removal)
-            | {g for g, c in self.consumer_groups.items() if c.exists}
+            | set(self._metadata)
+            | set(self._removals)
+            | {g for g, c in self._consumer_groups.items() if c.exists}
         )
         groups = tuple(
             self._group(name, offsets.get(name, []), pending.get(name, []))
@@ -308,9 +383,43 @@ class PartitionReplay:
             groups=groups,
             records=self.records,
             log_end_offset=self.log_end_offset,
-            unknown_record_types=dict(sorted(self.unknown.items())),
+            unknown_record_types=dict(sorted(self._unknown.items())),
             findings=tuple(findings),
         )
+
+    def _committed_offsets(self) -> dict[str, list[CommittedOffset]]:
+        c = self._committed
+        present = np.flatnonzero(c.present[: len(self._keys.keys)])
+        offsets: dict[str, list[CommittedOffset]] = {}
+        columns = (
+            c.offset[present].tolist(),
+            c.commit_timestamp[present].tolist(),
+            c.expire_timestamp[present].tolist(),
+            c.leader_epoch[present].tolist(),
+            c.log_offset[present].tolist(),
+            c.value_version[present].tolist(),
+            c.producer_id[present].tolist(),
+            c.metadata[present].tolist(),
+        )
+        for kid, offset, committed_at, expire, epoch, log_offset, version, pid, metadata in zip(
+            present.tolist(), *columns, strict=True
+        ):
+            group, topic, partition = self._keys.key(kid)
+            offsets.setdefault(group, []).append(
+                CommittedOffset(
+                    topic=topic,
+                    partition=partition,
+                    offset=offset,
+                    metadata=metadata,
+                    commit_timestamp=committed_at,
+                    expire_timestamp=None if expire == DEFAULT_TIMESTAMP else expire,
+                    leader_epoch=None if epoch < 0 else epoch,
+                    log_offset=log_offset,
+                    value_version=version,
+                    producer_id=None if pid < 0 else pid,
+                )
+            )
+        return offsets
 
     def _group(
         self, name: str, offsets: list[CommittedOffset], pending: list[PendingTransactionalOffset]
@@ -325,7 +434,7 @@ class PartitionReplay:
                 sorted(pending, key=lambda p: (p.producer_id, p.offset.topic, p.offset.partition))
             ),
         )
-        consumer = self.consumer_groups.get(name)
+        consumer = self._consumer_groups.get(name)
         if consumer is not None and consumer.exists:
             return replace(
                 base,
@@ -336,9 +445,10 @@ class PartitionReplay:
                 members=consumer.member_models(),
                 metadata_log_offset=consumer.metadata_log_offset,
             )
-        metadata = self.metadata.get(name)
+        metadata = self._metadata.get(name)
         if metadata is not None:
-            return classic_group(base, metadata.value, metadata.log_offset, self.rules)
+            log_offset, value = metadata
+            return classic_group(base, value, log_offset, self.rules)
         if offsets or pending:
             state = (
                 GroupStateName.EMPTY_NO_METADATA
@@ -346,24 +456,21 @@ class PartitionReplay:
                 else GroupStateName.DEAD_NO_METADATA
             )
             return replace(base, state=state)
-        return replace(base, removed_at_log_offset=self.last_removal.get(name))
+        return replace(base, removed_at_log_offset=self._removals.get(name))
 
 
-def _committed_offset(
-    key: _Key, value: RecordValue, item: DecodedRecord, producer_id: int | None
-) -> CommittedOffset:
-    fields = value.fields
-    expire = cast(int | None, fields.get("expire_timestamp"))
-    epoch = cast(int | None, fields.get("leader_epoch"))
+def _committed_offset(commit: Commit, producer_id: int | None) -> CommittedOffset:
     return CommittedOffset(
-        topic=key[1],
-        partition=key[2],
-        offset=cast(int, fields["offset"]),
-        metadata=cast(str, fields["metadata"]),
-        commit_timestamp=cast(int, fields["commit_timestamp"]),
-        expire_timestamp=None if expire is None or expire == DEFAULT_TIMESTAMP else expire,
-        leader_epoch=None if epoch is None or epoch < 0 else epoch,
-        log_offset=item.record.offset,
-        value_version=value.version,
+        topic=commit.key[1],
+        partition=commit.key[2],
+        offset=commit.offset,
+        metadata=commit.metadata,
+        commit_timestamp=commit.commit_timestamp,
+        expire_timestamp=None
+        if commit.expire_timestamp == DEFAULT_TIMESTAMP
+        else commit.expire_timestamp,
+        leader_epoch=None if commit.leader_epoch < 0 else commit.leader_epoch,
+        log_offset=commit.log_offset,
+        value_version=commit.value_version,
         producer_id=producer_id,
     )

@@ -1,0 +1,537 @@
+"""What one segment contributes to the groups the coordinator loads, independently of the others.
+
+A segment's records are reduced to a :class:`GroupsDelta` that
+:class:`offsets_auditor.groups.replay.GroupsFold` applies in offset order, segment after
+segment. The reduction is exact because the loader's rules only look at the latest record of a
+key (rule 2 of :mod:`offsets_auditor.groups.rules`), except where transactions are involved:
+
+- ``commits``: for each offset-commit key, its LAST non-transactional record in the segment (a
+  commit or a tombstone; what came before in the segment is overwritten by it). Columns, one
+  row per key, in record-offset order.
+- ``transactional``: every transactional offset commit (they wait for their marker), and
+  ``controls``: every COMMIT/ABORT marker the loader reads, in order.
+- ``metadata``: the last group metadata record (or tombstone) of each group.
+- ``consumer_group_records``: the new coordinator's records, in order (3.7+, few).
+- ``removals``: per group, the offset of its last tombstone of any kind.
+- counts and the first occurrence of each thing the loader would stumble on.
+
+Rows the reader decoded into columns (an OK OffsetCommitKey with an OK value or a tombstone)
+are reduced with numpy; the others are decoded by ``decode.RowDecoder`` (the schemas).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from offsets_auditor.decode import DecodedRecord, RowDecoder
+from offsets_auditor.errors import DecodeError
+from offsets_auditor.groups.consumer_groups import CONSUMER_GROUP_TYPES
+from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules
+from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
+from offsets_auditor.records.model import NO_PRODUCER_ID
+from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue
+from offsets_auditor.schemas.java_utf8 import java_utf8
+
+#: Control record type ids the loader acts on (``ControlRecordType``).
+ABORT: Final = 0
+COMMIT: Final = 1
+
+Key = tuple[str, str, int]  # group, topic, partition
+
+
+class Unreadable:
+    """A value the loader cannot read (an unknown value version)."""
+
+
+UNREADABLE: Final = Unreadable()
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """One offset commit as the loader keeps it (``CommitRecordMetadataAndOffset``): ``order``
+    is the offset ``olderThan`` compares (rules 4 and 7)."""
+
+    key: Key
+    log_offset: int
+    order: int
+    offset: int
+    metadata: str
+    commit_timestamp: int
+    expire_timestamp: int
+    leader_epoch: int
+    value_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionalCommit:
+    """A transactional offset commit (``commit`` None: a tombstone) of producer ``producer_id``."""
+
+    log_offset: int
+    producer_id: int
+    producer_epoch: int
+    key: Key
+    commit: Commit | None
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A transaction marker the loader reads: COMMIT or ABORT (or, classic loader, any first
+    control record of a batch: it drops the producer's pending offsets)."""
+
+    log_offset: int
+    producer_id: int
+    commit: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """The first record of its kind the loader would stumble on (one finding each)."""
+
+    kind: str
+    once_per: str
+    detail: str
+    file: str | None
+    position: int
+    group: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CommitColumns:
+    """The last non-transactional commit or tombstone of each key, one row per key in
+    record-offset order; strings index ``names``."""
+
+    names: tuple[str, ...]
+    group: npt.NDArray[np.int32]
+    topic: npt.NDArray[np.int32]
+    partition: npt.NDArray[np.int32]
+    log_offset: npt.NDArray[np.int64]
+    order: npt.NDArray[np.int64]
+    tombstone: npt.NDArray[np.bool_]
+    offset: npt.NDArray[np.int64]
+    commit_timestamp: npt.NDArray[np.int64]
+    expire_timestamp: npt.NDArray[np.int64]
+    leader_epoch: npt.NDArray[np.int32]
+    value_version: npt.NDArray[np.int16]
+    metadata: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.log_offset)
+
+    def key(self, row: int) -> Key:
+        return (
+            self.names[int(self.group[row])],
+            self.names[int(self.topic[row])],
+            int(self.partition[row]),
+        )
+
+    def commit(self, row: int) -> Commit:
+        return Commit(
+            self.key(row),
+            int(self.log_offset[row]),
+            int(self.order[row]),
+            int(self.offset[row]),
+            self.metadata[row],
+            int(self.commit_timestamp[row]),
+            int(self.expire_timestamp[row]),
+            int(self.leader_epoch[row]),
+            int(self.value_version[row]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GroupsDelta:
+    commits: CommitColumns
+    transactional: tuple[TransactionalCommit, ...]
+    controls: tuple[Marker, ...]
+    metadata: dict[str, tuple[int, RecordValue | None]]
+    consumer_group_records: tuple[tuple[RecordKey, RecordValue | None, int], ...]
+    removals: dict[str, int]
+    records: int
+    log_end_offset: int
+    unknown_record_types: dict[int, int]
+    notes: tuple[Note, ...]
+    problems: tuple[DecodeError, ...]
+
+
+@dataclass
+class DeltaBuilder:
+    """Reduces the chunks of one segment (``add``), then :meth:`result`.
+
+    ``start_offset``: batches ending below it are not read (the loader starts at the log start
+    offset, rule 1); ``end_offset``: records at or above it are not read (the state as of that
+    offset)."""
+
+    rules: LoaderRules
+    file: str | None
+    start_offset: int | None = None
+    end_offset: int | None = None
+    _rows: RowDecoder = field(init=False)
+    _parts: list[_CommitPart] = field(default_factory=list)
+    _transactional: list[TransactionalCommit] = field(default_factory=list)
+    _controls: list[Marker] = field(default_factory=list)
+    _metadata: dict[str, tuple[int, RecordValue | None]] = field(default_factory=dict)
+    _consumer: list[tuple[RecordKey, RecordValue | None, int]] = field(default_factory=list)
+    _removals: dict[str, int] = field(default_factory=dict)
+    _records: int = 0
+    _log_end: int = 0
+    _unknown: Counter[int] = field(default_factory=Counter)
+    _notes: dict[tuple[str, str], Note] = field(default_factory=dict)
+    _problems: list[DecodeError] = field(default_factory=list)
+    _open_batch: tuple[int, int] = (-1, 0)  # (entry ordinal, offset of its first record read)
+
+    def __post_init__(self) -> None:
+        self._rows = RowDecoder(self.file)
+
+    def add(self, item: Chunk | DecodeError) -> None:
+        if isinstance(item, DecodeError):
+            self._problems.append(item)
+        else:
+            self._chunk(item)
+
+    # -- one chunk --------------------------------------------------------------------------
+
+    def _chunk(self, chunk: Chunk) -> None:
+        r, b = chunk.records, chunk.batches
+        read = np.ones(len(r), dtype=np.bool_)
+        if self.start_offset is not None:
+            read &= (b.last_offset + 1 > self.start_offset)[r.batch]
+        if self.end_offset is not None:
+            read &= r.offset < self.end_offset
+        rows = np.flatnonzero(read)
+        if not len(rows):
+            return
+        self._log_end = max(self._log_end, int(r.offset[rows].max()) + 1)
+        first_of_batch = self._first_of_batch(chunk, rows)
+        control = b.control[r.batch] != 0
+        transactional = (
+            b.producer_id[r.batch] != NO_PRODUCER_ID
+            if self.rules.new_coordinator
+            else (b.transactional[r.batch] != 0) & self.rules.transactions
+        )
+        simple = (
+            read
+            & ~control
+            & ~transactional
+            & (r.key_status == KeyStatus.OK)
+            & (r.topic >= 0)
+            & (r.value_status != ValueStatus.DEFERRED)
+        )
+        self._records += int(np.count_nonzero(simple))
+        self._removals_of(chunk, simple & (r.value_status == ValueStatus.NULL))
+        self._parts.append(
+            _commit_part(chunk, np.flatnonzero(simple), self._order(chunk, first_of_batch))
+        )
+        others = np.flatnonzero(read & ~simple)
+        if len(others):
+            self._one_by_one(chunk, others, first_of_batch)
+
+    def _first_of_batch(self, chunk: Chunk, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """Per record: the offset of the first record read from its batch (a batch split over
+        chunks continues from the previous one)."""
+        r, b = chunk.records, chunk.batches
+        first = np.full(len(b), -1, dtype=np.int64)
+        batches_read = r.batch[rows]
+        starts = np.flatnonzero(np.r_[True, batches_read[1:] != batches_read[:-1]])
+        first[batches_read[starts]] = r.offset[rows[starts]]
+        ordinal, offset = self._open_batch
+        for row in np.flatnonzero(b.continued != 0).tolist():
+            if int(b.ordinal[row]) == ordinal:
+                first[row] = offset
+        last_row = int(batches_read[-1])
+        self._open_batch = (int(b.ordinal[last_row]), int(first[last_row]))
+        return first[r.batch]
+
+    def _order(self, chunk: Chunk, first_of_batch: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Per record: the offset ``olderThan`` compares (rules 4 and 7)."""
+        r, b = chunk.records, chunk.batches
+        if self.rules.commit_offset_of is CommitOffsetOf.RECORD:
+            return r.offset
+        if self.rules.commit_offset_of is CommitOffsetOf.BATCH_BASE_OFFSET:
+            return b.base_offset[r.batch]
+        return first_of_batch
+
+    def _removals_of(self, chunk: Chunk, tombstones: npt.NDArray[np.bool_]) -> None:
+        rows = np.flatnonzero(tombstones)
+        if not len(rows):
+            return
+        groups = chunk.records.group[rows]
+        offsets = chunk.records.offset[rows]
+        for group_id in np.unique(groups).tolist():
+            name = self._rows.text(chunk, group_id)
+            last = int(offsets[groups == group_id].max())
+            self._removals[name] = max(self._removals.get(name, -1), last)
+
+    def _one_by_one(
+        self, chunk: Chunk, rows: npt.NDArray[np.intp], first_of_batch: npt.NDArray[np.int64]
+    ) -> None:
+        """The records the columns do not settle: decoded, then the loader's rules one by one."""
+        order = self._order(chunk, first_of_batch)
+        for row, item in zip(rows.tolist(), self._rows.decoded(chunk, rows.tolist()), strict=True):
+            if item.error is not None:
+                self._problems.append(item.error)
+                continue
+            if item.batch.is_control:
+                self._control(item, int(first_of_batch[row]))
+                continue
+            key = item.key
+            if key is None:
+                continue
+            self._records += 1
+            if key.key_type == "offset_commit":
+                self._offset_commit(item, key, int(order[row]))
+            elif key.key_type == "group_metadata":
+                value = self._known_value(item, key)
+                if not isinstance(value, Unreadable):
+                    group = str(key.group)
+                    self._metadata[group] = (item.record.offset, value)
+                    if value is None:
+                        self._removals[group] = max(
+                            self._removals.get(group, -1), item.record.offset
+                        )
+            elif self.rules.new_coordinator and key.key_type in CONSUMER_GROUP_TYPES:
+                value = self._known_value(item, key)
+                if not isinstance(value, Unreadable) and key.group is not None:
+                    self._consumer.append((key, value, item.record.offset))
+            else:
+                self._unknown_type(item, key)
+
+    def _transactional_batch(self, item: DecodedRecord) -> bool:
+        header = item.batch
+        if self.rules.new_coordinator:
+            return header.producer_id != NO_PRODUCER_ID
+        return self.rules.transactions and header.is_transactional
+
+    def _offset_commit(self, item: DecodedRecord, key: RecordKey, order: int) -> None:
+        value = self._known_value(item, key)
+        if isinstance(value, Unreadable):
+            return
+        k: Key = (str(key.group), str(key.topic), int(key.partition or 0))
+        offset = item.record.offset
+        if value is None:
+            self._removals[k[0]] = max(self._removals.get(k[0], -1), offset)
+        commit = None if value is None else _commit(k, offset, order, value)
+        if self._transactional_batch(item):
+            header = item.batch
+            self._transactional.append(
+                TransactionalCommit(offset, header.producer_id, header.producer_epoch, k, commit)
+            )
+        else:
+            self._parts.append(_single_part(k, offset, order, commit))
+
+    def _control(self, item: DecodedRecord, first_of_batch: int) -> None:
+        control = item.control
+        if control is None or not self.rules.transactions:
+            return
+        if self.rules.new_coordinator:
+            if control.type_id not in (ABORT, COMMIT):
+                return
+        elif item.record.offset != first_of_batch:
+            return  # the classic loader reads only the first record of a control batch
+        self._controls.append(
+            Marker(item.record.offset, item.batch.producer_id, control.type_id == COMMIT)
+        )
+
+    def _known_value(self, item: DecodedRecord, key: RecordKey) -> RecordValue | Unreadable | None:
+        """The value (None: a tombstone), or :data:`UNREADABLE` when the loader cannot read it:
+        an unknown value version makes every Kafka loader throw there."""
+        value = item.value
+        if isinstance(value, UnknownValue):
+            self._note(
+                "unknown-value-version",
+                f"{key.key_type}:{value.version}",
+                f"record at offset {item.record.offset} of group {key.group!r}: {value.reason};"
+                f" {self.rules.label}'s loader throws there (e.g. 2.3.0 'Unknown offset message"
+                " version') and loads nothing more from this partition; the record is skipped"
+                " here",
+                item,
+                key.group,
+            )
+            return UNREADABLE
+        return value
+
+    def _unknown_type(self, item: DecodedRecord, key: RecordKey) -> None:
+        self._unknown[key.version] += 1
+        if self.rules.unknown_key_fails_load:
+            self._note(
+                "unknown-record-type",
+                str(key.version),
+                f"record at offset {item.record.offset} has key version {key.version}, unknown to"
+                f" {self.rules.label}: its loader throws 'Unknown group metadata message version:"
+                f" {key.version}' and loads nothing more from this partition (ignored with a"
+                " warning from 3.5.0); skipped here",
+                item,
+                key.group,
+            )
+
+    def _note(
+        self, kind: str, once_per: str, detail: str, item: DecodedRecord, group: str | None
+    ) -> None:
+        self._notes.setdefault(
+            (kind, once_per),
+            Note(kind, once_per, detail, item.file, item.batch.position, group),
+        )
+
+    # -- the result ---------------------------------------------------------------------------
+
+    def result(self) -> GroupsDelta:
+        return GroupsDelta(
+            commits=_last_per_key(self._parts),
+            transactional=tuple(self._transactional),
+            controls=tuple(self._controls),
+            metadata=self._metadata,
+            consumer_group_records=tuple(self._consumer),
+            removals=self._removals,
+            records=self._records,
+            log_end_offset=self._log_end,
+            unknown_record_types=dict(self._unknown),
+            notes=tuple(self._notes.values()),
+            problems=tuple(self._problems),
+        )
+
+
+# -- commit columns ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _CommitPart:
+    """Candidate commits (or tombstones) in record order, with names resolved."""
+
+    group: list[str]
+    topic: list[str]
+    partition: npt.NDArray[np.int32]
+    log_offset: npt.NDArray[np.int64]
+    order: npt.NDArray[np.int64]
+    tombstone: npt.NDArray[np.bool_]
+    offset: npt.NDArray[np.int64]
+    commit_timestamp: npt.NDArray[np.int64]
+    expire_timestamp: npt.NDArray[np.int64]
+    leader_epoch: npt.NDArray[np.int32]
+    value_version: npt.NDArray[np.int16]
+    metadata: list[str]
+
+
+def _commit_part(
+    chunk: Chunk, rows: npt.NDArray[np.intp], order: npt.NDArray[np.int64]
+) -> _CommitPart:
+    """The candidates of ``rows`` (decoded OffsetCommitKeys with an OK value or tombstone),
+    reduced to the last per key within the chunk already."""
+    r = chunk.records
+    if len(rows):
+        # the last row of each raw key (digest) in the chunk
+        reversed_rows = rows[::-1]
+        _, last_from_end = np.unique(r.digest[reversed_rows], return_index=True)
+        rows = np.sort(reversed_rows[last_from_end])
+    texts: dict[int, str] = {}
+
+    def text(string_id: int) -> str:
+        found = texts.get(string_id)
+        if found is None:
+            found = texts[string_id] = java_utf8(chunk.strings[string_id])
+        return found
+
+    sizes = r.metadata_size[rows]
+    metadata = [
+        java_utf8(chunk.metadata_bytes(row)) if size else ""
+        for row, size in zip(rows.tolist(), sizes.tolist(), strict=True)
+    ]
+    return _CommitPart(
+        group=[text(g) for g in r.group[rows].tolist()],
+        topic=[text(t) for t in r.topic[rows].tolist()],
+        partition=r.partition[rows],
+        log_offset=r.offset[rows],
+        order=order[rows],
+        tombstone=r.value_status[rows] == ValueStatus.NULL,
+        offset=r.committed_offset[rows],
+        commit_timestamp=r.commit_timestamp[rows],
+        expire_timestamp=r.expire_timestamp[rows],
+        leader_epoch=r.leader_epoch[rows],
+        value_version=r.value_version[rows],
+        metadata=metadata,
+    )
+
+
+def _commit(k: Key, log_offset: int, order: int, value: RecordValue) -> Commit:
+    fields = value.fields
+    expire = fields.get("expire_timestamp")
+    epoch = fields.get("leader_epoch")
+    return Commit(
+        k,
+        log_offset,
+        order,
+        int(fields["offset"]),  # type: ignore[call-overload]
+        str(fields["metadata"]),
+        int(fields["commit_timestamp"]),  # type: ignore[call-overload]
+        -1 if expire is None else int(expire),  # type: ignore[call-overload]
+        -1 if epoch is None else int(epoch),  # type: ignore[call-overload]
+        value.version,
+    )
+
+
+def _single_part(k: Key, log_offset: int, order: int, commit: Commit | None) -> _CommitPart:
+    return _CommitPart(
+        group=[k[0]],
+        topic=[k[1]],
+        partition=np.array([k[2]], dtype=np.int32),
+        log_offset=np.array([log_offset], dtype=np.int64),
+        order=np.array([order], dtype=np.int64),
+        tombstone=np.array([commit is None]),
+        offset=np.array([0 if commit is None else commit.offset], dtype=np.int64),
+        commit_timestamp=np.array(
+            [0 if commit is None else commit.commit_timestamp], dtype=np.int64
+        ),
+        expire_timestamp=np.array(
+            [-1 if commit is None else commit.expire_timestamp], dtype=np.int64
+        ),
+        leader_epoch=np.array([-1 if commit is None else commit.leader_epoch], dtype=np.int32),
+        value_version=np.array([-1 if commit is None else commit.value_version], dtype=np.int16),
+        metadata=["" if commit is None else commit.metadata],
+    )
+
+
+def _last_per_key(parts: list[_CommitPart]) -> CommitColumns:
+    """The last candidate of each (group, topic, partition) over ``parts`` (in record order)."""
+    names: dict[str, int] = {}
+    group = np.array(
+        [names.setdefault(g, len(names)) for p in parts for g in p.group], dtype=np.int32
+    )
+    topic = np.array(
+        [names.setdefault(t, len(names)) for p in parts for t in p.topic], dtype=np.int32
+    )
+
+    def joined(name: str, dtype: type) -> Any:
+        if not parts:
+            return np.zeros(0, dtype=dtype)
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    partition = joined("partition", np.int32)
+    log_offset = joined("log_offset", np.int64)
+    metadata = [m for p in parts for m in p.metadata]
+    if len(log_offset):
+        keys = np.stack([group, topic, partition], axis=1).astype(np.int64)
+        order_by_offset = np.argsort(log_offset, kind="stable")
+        ranked = keys[order_by_offset][::-1]
+        _, last_from_end = np.unique(ranked, axis=0, return_index=True)
+        keep = np.sort(order_by_offset[::-1][last_from_end])
+        keep = keep[np.argsort(log_offset[keep], kind="stable")]
+    else:
+        keep = np.zeros(0, dtype=np.int64)
+    return CommitColumns(
+        names=tuple(names),
+        group=group[keep],
+        topic=topic[keep],
+        partition=partition[keep],
+        log_offset=log_offset[keep],
+        order=joined("order", np.int64)[keep],
+        tombstone=joined("tombstone", np.bool_)[keep],
+        offset=joined("offset", np.int64)[keep],
+        commit_timestamp=joined("commit_timestamp", np.int64)[keep],
+        expire_timestamp=joined("expire_timestamp", np.int64)[keep],
+        leader_epoch=joined("leader_epoch", np.int32)[keep],
+        value_version=joined("value_version", np.int16)[keep],
+        metadata=tuple(metadata[i] for i in keep.tolist()),
+    )
