@@ -295,12 +295,16 @@ typedef struct {
 
 static PyTypeObject KeyTableType;
 
+/* All 16 bytes mixed (an MD5 is uniform already, but the table also interns packed integer
+ * tuples, whose bytes are not). */
 static inline uint64_t
 digest_hash(const unsigned char *d)
 {
-    uint64_t h;
-    memcpy(&h, d, 8); /* an MD5 is uniform already */
-    return h;
+    uint64_t lo, hi;
+    memcpy(&lo, d, 8);
+    memcpy(&hi, d + 8, 8);
+    uint64_t h = lo * 0x9E3779B97F4A7C15ull ^ (hi + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 31);
 }
 
 static int
@@ -449,7 +453,7 @@ static PyTypeObject KeyTableType = {
     .tp_basicsize = sizeof(KeyTable),
     .tp_dealloc = (destructor)KeyTable_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "16-byte digests interned to dense int32 ids in first-seen order.",
+    .tp_doc = "16-byte keys (digests, packed tuples) interned to dense int32 ids in first-seen order.",
     .tp_methods = KeyTable_methods,
     .tp_as_sequence = &KeyTable_as_sequence,
     .tp_new = KeyTable_new,

@@ -96,8 +96,8 @@ class CleanerColumns:
     digest: npt.NDArray[np.void]
     keyed: npt.NDArray[np.bool_]
     tombstone: npt.NDArray[np.bool_]
-    weight: npt.NDArray[np.int64]
-    batch: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.int32]
+    batch: npt.NDArray[np.int32]
     batch_size: npt.NDArray[np.int64]
     batch_magic: npt.NDArray[np.int8]
     batch_codec: npt.NDArray[np.int8]
@@ -108,7 +108,7 @@ class CleanerColumns:
     batch_last_offset: npt.NDArray[np.int64]
     batch_control_type: npt.NDArray[np.int16]
     batch_first_record: npt.NDArray[np.int64]
-    batch_records: npt.NDArray[np.int64]
+    batch_records: npt.NDArray[np.int32]
 
     @property
     def records(self) -> int:
@@ -264,9 +264,14 @@ class _FactsBuilder:
         timestamps = r.timestamp[rows].copy()
         missing = np.flatnonzero(timestamps < 0)
         if len(missing):
-            committed = r.value_status[rows[missing]] == ValueStatus.OK
+            status = r.value_status[rows[missing]]
+            committed = status == ValueStatus.OK
             timestamps[missing[committed]] = r.commit_timestamp[rows[missing[committed]]]
-            for i in missing[~committed].tolist():
+            # a tombstone has none; other values of offset-commit keys are read from their bytes
+            others = missing[
+                (status == ValueStatus.DEFERRED) & np.isin(r.key_type[rows[missing]], (0, 1))
+            ]
+            for i in others.tolist():
                 row = int(rows[i])
                 timestamps[i] = commit_timestamp_of(chunk.key_bytes(row), chunk.value_bytes(row))
         batch = r.batch[rows]
@@ -325,14 +330,11 @@ class _FactsBuilder:
         np.maximum.at(last, which[known], timestamps[known])
         first[first == np.iinfo(np.int64).max] = -1
         shares: list[dict[int, int]] = [{} for _ in range(n)]
-        pairs = np.stack([which, counts])
-        unique_pairs, pair_of = np.unique(pairs, axis=1, return_inverse=True)
-        size_sums = np.zeros(unique_pairs.shape[1], dtype=np.int64)
-        np.add.at(size_sums, pair_of.ravel(), sizes)
-        for (who, batch_records), total in zip(
-            unique_pairs.T.tolist(), size_sums.tolist(), strict=True
-        ):
-            shares[who][batch_records] = total
+        for batch_records in np.unique(counts).tolist():  # few: records per batch
+            mine = counts == batch_records
+            sums = np.bincount(which[mine], weights=sizes[mine], minlength=n)  # exact < 2**53
+            for who in np.flatnonzero(sums).tolist():
+                shares[who][batch_records] = int(sums[who])
         return WriterShares(
             tuple(names),
             tuple(records.tolist()),
@@ -351,14 +353,14 @@ def _cleaner_columns(chunk: Chunk) -> CleanerColumns:
     batch_index = b.ordinal[r.batch]
     control_type = _first_control_types(chunk)
     keyed = r.key_size >= 0
-    weight = 8 + np.maximum(r.key_size, 0).astype(np.int64) + np.maximum(r.value_size, 0)
+    weight = 8 + np.maximum(r.key_size, 0) + np.maximum(r.value_size, 0)
     return CleanerColumns(
         offset=r.offset,
         digest=r.digest,
         keyed=keyed,
         tombstone=r.value_size < 0,
         weight=weight,
-        batch=batch_index.astype(np.int64),
+        batch=batch_index.astype(np.int32),
         batch_size=b.size[starts],
         batch_magic=b.magic[starts],
         batch_codec=b.codec[starts],
@@ -369,7 +371,7 @@ def _cleaner_columns(chunk: Chunk) -> CleanerColumns:
         batch_last_offset=b.last_offset[starts],
         batch_control_type=control_type[starts],
         batch_first_record=b.first_record[starts],
-        batch_records=b.records[starts].astype(np.int64),
+        batch_records=b.records[starts],
     )
 
 
@@ -403,8 +405,8 @@ _DTYPES: Final[dict[str, Any]] = {
     "digest": DIGEST_DTYPE,
     "keyed": np.bool_,
     "tombstone": np.bool_,
-    "weight": np.int64,
-    "batch": np.int64,
+    "weight": np.int32,
+    "batch": np.int32,
     "batch_size": np.int64,
     "batch_magic": np.int8,
     "batch_codec": np.int8,
@@ -415,5 +417,5 @@ _DTYPES: Final[dict[str, Any]] = {
     "batch_last_offset": np.int64,
     "batch_control_type": np.int16,
     "batch_first_record": np.int64,
-    "batch_records": np.int64,
+    "batch_records": np.int32,
 }

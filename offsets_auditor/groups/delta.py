@@ -22,12 +22,14 @@ are reduced with numpy; the others are decoded by ``decode.RowDecoder`` (the sch
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from offsets_auditor import _native
 from offsets_auditor.decode import DecodedRecord, RowDecoder
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.groups.consumer_groups import CONSUMER_GROUP_TYPES
@@ -171,7 +173,8 @@ class DeltaBuilder:
     start_offset: int | None = None
     end_offset: int | None = None
     _rows: RowDecoder = field(init=False)
-    _parts: list[_CommitPart] = field(default_factory=list)
+    _latest: _LatestCommits = field(default_factory=lambda: _LatestCommits())
+    _strings: Any = None
     _transactional: list[TransactionalCommit] = field(default_factory=list)
     _controls: list[Marker] = field(default_factory=list)
     _metadata: dict[str, tuple[int, RecordValue | None]] = field(default_factory=dict)
@@ -223,8 +226,11 @@ class DeltaBuilder:
         )
         self._records += int(np.count_nonzero(simple))
         self._removals_of(chunk, simple & (r.value_status == ValueStatus.NULL))
-        self._parts.append(
-            _commit_part(chunk, np.flatnonzero(simple), self._order(chunk, first_of_batch))
+        self._strings = chunk.strings
+        candidates = np.flatnonzero(simple)
+        self._latest.add(
+            _column_candidates(chunk, candidates, self._order(chunk, first_of_batch)),
+            _column_metadata(chunk, candidates),
         )
         others = np.flatnonzero(read & ~simple)
         if len(others):
@@ -283,7 +289,7 @@ class DeltaBuilder:
                 continue
             self._records += 1
             if key.key_type == "offset_commit":
-                self._offset_commit(item, key, int(order[row]))
+                self._offset_commit(item, key, int(order[row]), chunk, row)
             elif key.key_type == "group_metadata":
                 value = self._known_value(item, key)
                 if not isinstance(value, Unreadable):
@@ -306,7 +312,9 @@ class DeltaBuilder:
             return header.producer_id != NO_PRODUCER_ID
         return self.rules.transactions and header.is_transactional
 
-    def _offset_commit(self, item: DecodedRecord, key: RecordKey, order: int) -> None:
+    def _offset_commit(
+        self, item: DecodedRecord, key: RecordKey, order: int, chunk: Chunk, row: int
+    ) -> None:
         value = self._known_value(item, key)
         if isinstance(value, Unreadable):
             return
@@ -321,7 +329,8 @@ class DeltaBuilder:
                 TransactionalCommit(offset, header.producer_id, header.producer_epoch, k, commit)
             )
         else:
-            self._parts.append(_single_part(k, offset, order, commit))
+            values, metadata = _single_candidate(chunk, row, order, commit)
+            self._latest.add(values, lambda chosen: metadata)
 
     def _control(self, item: DecodedRecord, first_of_batch: int) -> None:
         control = item.control
@@ -378,9 +387,15 @@ class DeltaBuilder:
 
     # -- the result ---------------------------------------------------------------------------
 
+    def _names(self) -> tuple[str, ...]:
+        """The segment's strings (group ids, topics), Java-decoded, by string id."""
+        if self._strings is None:
+            return ()
+        return tuple(java_utf8(self._strings[i]) for i in range(len(self._strings)))
+
     def result(self) -> GroupsDelta:
         return GroupsDelta(
-            commits=_last_per_key(self._parts),
+            commits=self._latest.result(self._names()),
             transactional=tuple(self._transactional),
             controls=tuple(self._controls),
             metadata=self._metadata,
@@ -394,65 +409,136 @@ class DeltaBuilder:
         )
 
 
-# -- commit columns ------------------------------------------------------------------------------
+# -- the latest commit of each key -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _CommitPart:
-    """Candidate commits (or tombstones) in record order, with names resolved."""
-
-    group: list[str]
-    topic: list[str]
-    partition: npt.NDArray[np.int32]
-    log_offset: npt.NDArray[np.int64]
-    order: npt.NDArray[np.int64]
-    tombstone: npt.NDArray[np.bool_]
-    offset: npt.NDArray[np.int64]
-    commit_timestamp: npt.NDArray[np.int64]
-    expire_timestamp: npt.NDArray[np.int64]
-    leader_epoch: npt.NDArray[np.int32]
-    value_version: npt.NDArray[np.int16]
-    metadata: list[str]
+_FIELDS: Final = (
+    ("log_offset", np.int64),
+    ("order", np.int64),
+    ("tombstone", np.bool_),
+    ("offset", np.int64),
+    ("commit_timestamp", np.int64),
+    ("expire_timestamp", np.int64),
+    ("leader_epoch", np.int32),
+    ("value_version", np.int16),
+    ("group", np.int32),
+    ("topic", np.int32),
+    ("partition", np.int32),
+)
 
 
-def _commit_part(
+class _LatestCommits:
+    """The latest non-transactional commit (or tombstone) of each (group, topic, partition) of
+    one segment, kept as columns by a dense key id (``_native.KeyTable`` over the key's string
+    ids and partition): memory in proportion to the segment's keys, not its records."""
+
+    def __init__(self) -> None:
+        self._ids = _native.KeyTable()
+        self._columns: dict[str, npt.NDArray[Any]] = {
+            name: np.zeros(0, dtype=dtype) for name, dtype in _FIELDS
+        }
+        self._columns["log_offset"] = np.full(0, -1, dtype=np.int64)
+        self._metadata = np.zeros(0, dtype=object)
+
+    def _key_ids(
+        self,
+        group: npt.NDArray[np.int32],
+        topic: npt.NDArray[np.int32],
+        partition: npt.NDArray[np.int32],
+    ) -> npt.NDArray[np.int32]:
+        packed = np.zeros((len(group), 4), dtype=np.int32)
+        packed[:, 0], packed[:, 1], packed[:, 2] = group, topic, partition
+        ids = np.empty(len(group), dtype=np.int32)
+        size = self._ids.ids(packed, ids)
+        if size > len(self._metadata):
+            capacity = max(size, 2 * len(self._metadata), 1024)
+            for name, column in self._columns.items():
+                grown = np.full(capacity, -1 if name == "log_offset" else 0, dtype=column.dtype)
+                grown[: len(column)] = column
+                self._columns[name] = grown
+            metadata = np.full(capacity, "", dtype=object)
+            metadata[: len(self._metadata)] = self._metadata
+            self._metadata = metadata
+        return ids
+
+    def add(
+        self,
+        values: dict[str, npt.NDArray[Any]],
+        metadata: Callable[[npt.NDArray[np.intp]], list[str]],
+    ) -> None:
+        """Candidates (``_FIELDS`` columns, in record order): each key keeps its latest.
+        ``metadata(rows)`` gives the metadata strings of the candidate rows that win."""
+        ids = self._key_ids(values["group"], values["topic"], values["partition"])
+        if not len(ids):
+            return
+        last = np.full(len(self._metadata), -1, dtype=np.int64)
+        np.maximum.at(last, ids, np.arange(len(ids)))
+        keys = np.flatnonzero(last >= 0)
+        rows = last[keys]
+        newer = values["log_offset"][rows] > self._columns["log_offset"][keys]
+        keys, rows = keys[newer], rows[newer]
+        for name, column in self._columns.items():
+            column[keys] = values[name][rows]
+        if len(rows):
+            winners = np.empty(len(rows), dtype=object)
+            winners[:] = metadata(rows)
+            self._metadata[keys] = winners
+
+    def result(self, names: tuple[str, ...]) -> CommitColumns:
+        present = np.flatnonzero(self._columns["log_offset"][: len(self._ids)] >= 0)
+        present = present[np.argsort(self._columns["log_offset"][present], kind="stable")]
+        c = {name: column[present] for name, column in self._columns.items()}
+        return CommitColumns(
+            names=names,
+            group=c["group"],
+            topic=c["topic"],
+            partition=c["partition"],
+            log_offset=c["log_offset"],
+            order=c["order"],
+            tombstone=c["tombstone"],
+            offset=c["offset"],
+            commit_timestamp=c["commit_timestamp"],
+            expire_timestamp=c["expire_timestamp"],
+            leader_epoch=c["leader_epoch"],
+            value_version=c["value_version"],
+            metadata=tuple(self._metadata[present].tolist()),
+        )
+
+
+def _column_candidates(
     chunk: Chunk, rows: npt.NDArray[np.intp], order: npt.NDArray[np.int64]
-) -> _CommitPart:
-    """The candidates of ``rows`` (decoded OffsetCommitKeys with an OK value or tombstone),
-    reduced to the last per key within the chunk already."""
+) -> dict[str, npt.NDArray[Any]]:
+    """The candidates of ``rows`` (decoded OffsetCommitKeys with an OK value or tombstone)."""
     r = chunk.records
-    if len(rows):
-        # the last row of each raw key (digest) in the chunk
-        reversed_rows = rows[::-1]
-        _, last_from_end = np.unique(r.digest[reversed_rows], return_index=True)
-        rows = np.sort(reversed_rows[last_from_end])
-    texts: dict[int, str] = {}
+    return {
+        "log_offset": r.offset[rows],
+        "order": order[rows],
+        "tombstone": r.value_status[rows] == ValueStatus.NULL,
+        "offset": r.committed_offset[rows],
+        "commit_timestamp": r.commit_timestamp[rows],
+        "expire_timestamp": r.expire_timestamp[rows],
+        "leader_epoch": r.leader_epoch[rows],
+        "value_version": r.value_version[rows],
+        "group": r.group[rows],
+        "topic": r.topic[rows],
+        "partition": r.partition[rows],
+    }
 
-    def text(string_id: int) -> str:
-        found = texts.get(string_id)
-        if found is None:
-            found = texts[string_id] = java_utf8(chunk.strings[string_id])
-        return found
 
-    sizes = r.metadata_size[rows]
-    metadata = [
-        java_utf8(chunk.metadata_bytes(row)) if size else ""
-        for row, size in zip(rows.tolist(), sizes.tolist(), strict=True)
-    ]
-    return _CommitPart(
-        group=[text(g) for g in r.group[rows].tolist()],
-        topic=[text(t) for t in r.topic[rows].tolist()],
-        partition=r.partition[rows],
-        log_offset=r.offset[rows],
-        order=order[rows],
-        tombstone=r.value_status[rows] == ValueStatus.NULL,
-        offset=r.committed_offset[rows],
-        commit_timestamp=r.commit_timestamp[rows],
-        expire_timestamp=r.expire_timestamp[rows],
-        leader_epoch=r.leader_epoch[rows],
-        value_version=r.value_version[rows],
-        metadata=metadata,
-    )
+def _column_metadata(
+    chunk: Chunk, rows: npt.NDArray[np.intp]
+) -> Callable[[npt.NDArray[np.intp]], list[str]]:
+    """The metadata strings of candidate rows (indexes into ``rows``), Java-decoded."""
+
+    def metadata(chosen: npt.NDArray[np.intp]) -> list[str]:
+        picked = rows[chosen]
+        sizes = chunk.records.metadata_size[picked]
+        return [
+            java_utf8(chunk.metadata_bytes(row)) if size else ""
+            for row, size in zip(picked.tolist(), sizes.tolist(), strict=True)
+        ]
+
+    return metadata
 
 
 def _commit(k: Key, log_offset: int, order: int, value: RecordValue) -> Commit:
@@ -472,66 +558,26 @@ def _commit(k: Key, log_offset: int, order: int, value: RecordValue) -> Commit:
     )
 
 
-def _single_part(k: Key, log_offset: int, order: int, commit: Commit | None) -> _CommitPart:
-    return _CommitPart(
-        group=[k[0]],
-        topic=[k[1]],
-        partition=np.array([k[2]], dtype=np.int32),
-        log_offset=np.array([log_offset], dtype=np.int64),
-        order=np.array([order], dtype=np.int64),
-        tombstone=np.array([commit is None]),
-        offset=np.array([0 if commit is None else commit.offset], dtype=np.int64),
-        commit_timestamp=np.array(
+def _single_candidate(
+    chunk: Chunk, row: int, order: int, commit: Commit | None
+) -> tuple[dict[str, npt.NDArray[Any]], list[str]]:
+    """One candidate decoded by the schemas (e.g. an OffsetCommitValue v4), as columns."""
+    r = chunk.records
+    values = {
+        "log_offset": np.array([r.offset[row]], dtype=np.int64),
+        "order": np.array([order], dtype=np.int64),
+        "tombstone": np.array([commit is None]),
+        "offset": np.array([0 if commit is None else commit.offset], dtype=np.int64),
+        "commit_timestamp": np.array(
             [0 if commit is None else commit.commit_timestamp], dtype=np.int64
         ),
-        expire_timestamp=np.array(
+        "expire_timestamp": np.array(
             [-1 if commit is None else commit.expire_timestamp], dtype=np.int64
         ),
-        leader_epoch=np.array([-1 if commit is None else commit.leader_epoch], dtype=np.int32),
-        value_version=np.array([-1 if commit is None else commit.value_version], dtype=np.int16),
-        metadata=["" if commit is None else commit.metadata],
-    )
-
-
-def _last_per_key(parts: list[_CommitPart]) -> CommitColumns:
-    """The last candidate of each (group, topic, partition) over ``parts`` (in record order)."""
-    names: dict[str, int] = {}
-    group = np.array(
-        [names.setdefault(g, len(names)) for p in parts for g in p.group], dtype=np.int32
-    )
-    topic = np.array(
-        [names.setdefault(t, len(names)) for p in parts for t in p.topic], dtype=np.int32
-    )
-
-    def joined(name: str, dtype: type) -> Any:
-        if not parts:
-            return np.zeros(0, dtype=dtype)
-        return np.concatenate([getattr(p, name) for p in parts])
-
-    partition = joined("partition", np.int32)
-    log_offset = joined("log_offset", np.int64)
-    metadata = [m for p in parts for m in p.metadata]
-    if len(log_offset):
-        keys = np.stack([group, topic, partition], axis=1).astype(np.int64)
-        order_by_offset = np.argsort(log_offset, kind="stable")
-        ranked = keys[order_by_offset][::-1]
-        _, last_from_end = np.unique(ranked, axis=0, return_index=True)
-        keep = np.sort(order_by_offset[::-1][last_from_end])
-        keep = keep[np.argsort(log_offset[keep], kind="stable")]
-    else:
-        keep = np.zeros(0, dtype=np.int64)
-    return CommitColumns(
-        names=tuple(names),
-        group=group[keep],
-        topic=topic[keep],
-        partition=partition[keep],
-        log_offset=log_offset[keep],
-        order=joined("order", np.int64)[keep],
-        tombstone=joined("tombstone", np.bool_)[keep],
-        offset=joined("offset", np.int64)[keep],
-        commit_timestamp=joined("commit_timestamp", np.int64)[keep],
-        expire_timestamp=joined("expire_timestamp", np.int64)[keep],
-        leader_epoch=joined("leader_epoch", np.int32)[keep],
-        value_version=joined("value_version", np.int16)[keep],
-        metadata=tuple(metadata[i] for i in keep.tolist()),
-    )
+        "leader_epoch": np.array([-1 if commit is None else commit.leader_epoch], dtype=np.int32),
+        "value_version": np.array([-1 if commit is None else commit.value_version], dtype=np.int16),
+        "group": r.group[row : row + 1],
+        "topic": r.topic[row : row + 1],
+        "partition": r.partition[row : row + 1],
+    }
+    return values, ["" if commit is None else commit.metadata]
