@@ -26,6 +26,7 @@ Sources: 0.9.0.1 and 2.3.0 ``core/src/main/scala/kafka/log/LogCleaner.scala``; 2
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +43,7 @@ RECORD_BATCH_OVERHEAD = 61
 LEGACY_WRAPPER_OVERHEAD = 34
 
 Int64s = npt.NDArray[np.int64]
+Ints = npt.NDArray[np.integer[Any]]
 Bools = npt.NDArray[np.bool_]
 
 
@@ -62,7 +64,7 @@ class PassCounters:
 
 
 def retained_size(
-    size: Int64s, magic: npt.NDArray[np.int8], codec: npt.NDArray[np.int8], kept: Int64s, of: Int64s
+    size: Ints, magic: npt.NDArray[np.int8], codec: npt.NDArray[np.int8], kept: Ints, of: Ints
 ) -> Int64s:
     """Bytes of batches of ``size`` bytes rewritten with records of total weight ``kept`` out
     of ``of`` (some kept): exact for uncompressed legacy messages (one record each), else the
@@ -155,7 +157,7 @@ def clean_segment(
     return int(after[kept_any].sum()) + RECORD_BATCH_OVERHEAD * int(np.count_nonzero(kept_empty))
 
 
-def _weights(batch: Int64s, weight: Int64s, mask: Bools | None, nb: int) -> Int64s:
+def _weights(batch: Ints, weight: Ints, mask: Bools | None, nb: int) -> Int64s:
     """Per batch, the total weight of its records (those in ``mask``)."""
     if mask is None:
         sums = np.bincount(batch, weights=weight, minlength=nb)
@@ -166,7 +168,7 @@ def _weights(batch: Int64s, weight: Int64s, mask: Bools | None, nb: int) -> Int6
 
 def _transaction_decisions(
     cols: CleanerColumns,
-    live_batches: Int64s,
+    live_batches: Ints,
     txn: CleanedTransactionMetadata,
     last_records: dict[int, tuple[int | None, int]],
     retain_deletes: bool,
