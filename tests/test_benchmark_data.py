@@ -12,6 +12,7 @@ from kafka.record.memory_records import MemoryRecords
 from benchmarks.generate import SEGMENTS, ensure_segments, write_segment
 from offsets_auditor import fs
 from offsets_auditor.schemas import decode_key, decode_value
+from offsets_auditor.reader.segment import Backend
 from offsets_auditor.summary import SegmentTotals, summarize_segment
 
 SAMPLE_BYTES = 256 * 1024
@@ -53,10 +54,13 @@ def test_kafka_python_reads_every_record(samples: dict[int, Path], magic: int) -
     assert batches > 100
 
 
+@pytest.mark.parametrize("backend", list(Backend))
 @pytest.mark.parametrize("magic", [spec.magic for spec in SEGMENTS])
-def test_our_decoder_reads_them_without_errors(samples: dict[int, Path], magic: int) -> None:
+def test_our_readers_read_them_without_errors(
+    samples: dict[int, Path], magic: int, backend: Backend
+) -> None:
     with fs.ReadOnlyFile(samples[magic]) as source:
-        items = list(summarize_segment(source, accelerate=False))
+        items = list(summarize_segment(source, backend=backend))
     totals = items[-1]
     assert isinstance(totals, SegmentTotals)
     assert len(items) == 1 and totals.errors == 0

@@ -1,8 +1,11 @@
-"""Fuzzing the decoder: truncated, bit-flipped, spliced and random segments.
+"""Fuzzing the decoder: truncated, bit-flipped, spliced and random segments, on both readers.
 
 Whatever the bytes, decoding a segment finishes, yields only records and the decoder's own
-documented errors (``TruncatedError``/``CorruptError``, never raised out of the walk), and
+documented errors (``TruncatedError``/``CorruptError``, never raised out of the walk), gives
+the same records and errors with the C reader as with the Python reference decoders, and
 allocates nothing in proportion to a length field: a declared length of 2^31 must cost nothing.
+Mutations are also made with every CRC recomputed afterwards, so that they get past the CRC
+check to the length and count guards behind it.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from offsets_auditor.decode import DecodedRecord, decode_segment
-from offsets_auditor.errors import CorruptError, TruncatedError
-from offsets_auditor.records.log_file import BytesSource
+from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
+from offsets_auditor.reader.segment import Backend, BytesSource, Limits
+from tests.support.segments import fix_crcs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -98,15 +102,35 @@ SAMPLES = _samples()
 
 
 def decode_all(data: bytes, window_bytes: int = 4096) -> list[object]:
-    """Everything decode_segment yields; any exception escaping it fails the test. Small
-    windows put entries right at a window's end, where a decoder may read past what it has."""
-    items = list(decode_segment(BytesSource(data), file="fuzz.log", window_bytes=window_bytes))
-    for item in items:
-        assert isinstance(item, DecodedRecord | TruncatedError | CorruptError), type(item)
-        if not isinstance(item, DecodedRecord):
-            assert item.file == "fuzz.log"
-            assert item.position is not None and 0 <= item.position <= len(data)
-    return items
+    """Everything decode_segment yields, with each reader; any exception escaping it fails the
+    test, and both readers must yield the same. Small windows put entries right at a window's
+    end, where a decoder may read past what it has."""
+    results = []
+    for backend in Backend:
+        items = list(
+            decode_segment(
+                BytesSource(data),
+                file="fuzz.log",
+                backend=backend,
+                limits=Limits(window_bytes=window_bytes),
+            )
+        )
+        for item in items:
+            assert isinstance(item, DecodedRecord | TruncatedError | CorruptError), type(item)
+            if not isinstance(item, DecodedRecord):
+                assert item.file == "fuzz.log"
+                assert item.position is not None and 0 <= item.position <= len(data)
+        results.append(items)
+    native, python = results
+    assert [_comparable(i) for i in native] == [_comparable(i) for i in python]
+    return native
+
+
+def _comparable(item: object) -> object:
+    if isinstance(item, DecodeError):
+        return (type(item).__name__, item.message, item.field, item.position, item.file)
+    assert isinstance(item, DecodedRecord)
+    return (*item[:6], None if item.error is None else _comparable(item.error))
 
 
 def test_samples_decode_cleanly() -> None:
@@ -142,6 +166,43 @@ def test_bit_flipped(sample: bytes, flips: list[tuple[int, int]], window: int) -
     for position, bit in flips:
         data[position % len(data)] ^= 1 << bit
     decode_all(bytes(data), window)
+
+
+@settings(max_examples=500, deadline=4000, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sample=st.sampled_from(SAMPLES),
+    flips=st.lists(
+        st.tuples(st.integers(min_value=0), st.integers(min_value=0, max_value=7)),
+        min_size=1,
+        max_size=6,
+    ),
+    window=st.sampled_from([18, 61, 100, 4096]),
+)
+def test_bit_flipped_with_crcs_recomputed(
+    sample: bytes, flips: list[tuple[int, int]], window: int
+) -> None:
+    """Past the CRC: lengths, counts, varints and key/value layouts mutated, both readers."""
+    data = bytearray(sample)
+    for position, bit in flips:
+        data[position % len(data)] ^= 1 << bit
+    decode_all(fix_crcs(bytes(data)), window)
+
+
+@settings(max_examples=300, deadline=4000, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sample=st.sampled_from(SAMPLES),
+    at=st.integers(min_value=0),
+    value=st.sampled_from([-(2**31), -2, -1, 0, 1, 2, 127, 128, 2**15, 2**31 - 1]),
+)
+def test_int_fields_overwritten_with_crcs_recomputed(sample: bytes, at: int, value: int) -> None:
+    """An int16 or int32 anywhere set to an edge value, CRCs recomputed: both readers agree."""
+    data = bytearray(sample)
+    position = at % max(len(data) - 4, 1)
+    struct.pack_into(">i", data, position, value)
+    decode_all(fix_crcs(bytes(data)))
+    data = bytearray(sample)
+    struct.pack_into(">h", data, position, max(min(value, 2**15 - 1), -(2**15)))
+    decode_all(fix_crcs(bytes(data)))
 
 
 WINDOWS = st.sampled_from([18, 61, 100, 4096])

@@ -22,19 +22,24 @@ from typing import Any, cast
 
 import pytest
 
+from offsets_auditor import fs
 from offsets_auditor.cli.main import main
 from offsets_auditor.coordinator import coordinator_partition
-from offsets_auditor.decode import DecodedRecord
+from offsets_auditor.decode import DecodedRecord, decode_segment
+from offsets_auditor.errors import DecodeError
 from offsets_auditor.groups import (
+    GroupsFold,
     GroupState,
     GroupStateName,
     PartitionGroups,
-    PartitionReplay,
     loader_rules,
-    partition_records,
+    plan,
     recover,
     replay_partition,
 )
+from offsets_auditor.groups.delta import DeltaBuilder
+from offsets_auditor.groups.rules import LoaderRules
+from offsets_auditor.logdir import PartitionDir
 from offsets_auditor.groups.rules import CommitOffsetOf, LoadStart
 from offsets_auditor.logdir import offsets_partitions, read_log_dir
 from offsets_auditor.records.control import ControlRecord
@@ -74,17 +79,47 @@ def committed_view(
     }
 
 
+def partition_records(part: PartitionDir) -> Iterator[DecodedRecord | DecodeError]:
+    """Every decoded record (and problem) of a partition's segments, in offset order."""
+    for segment in part.segments:
+        with fs.ReadOnlyFile(part.path / segment.log.name) as source:
+            yield from decode_segment(source, file=f"{part.name}/{segment.log.name}")
+
+
+def replay_records(
+    rules: LoaderRules,
+    records: list[DecodedRecord],
+    *,
+    partition: int = 0,
+    partitions_count: int = 1,
+    per_record: bool = False,
+) -> PartitionGroups:
+    """``records`` folded as one segment's delta, or (``per_record``) each record as a segment
+    of its own: the fold must not care where segments begin."""
+    fold = GroupsFold(rules, partition, partitions_count)
+    builder = DeltaBuilder(rules, None)
+    for record in records:
+        builder.add_record(record)
+        if per_record:
+            fold.add(builder.result())
+            builder = DeltaBuilder(rules, None)
+    fold.add(builder.result())
+    return fold.result()
+
+
 def history(fixture: Path, version: str, partition: int) -> Iterator[tuple[int, PartitionGroups]]:
     """The loader's conclusion after each record of one offsets partition (small partitions
-    only): (offset of the record just replayed, state)."""
+    only): (offset of the record just replayed, state). Each record is folded as a delta of its
+    own, so this also shows that the fold's result does not depend on where deltas begin."""
     part = next(p for p in offsets_partitions(read_log_dir(fixture)) if p.partition == partition)
-    replay = PartitionReplay(
-        loader_rules(version), partition, offsets_partitions_count(fixture.parent)
-    )
+    rules = loader_rules(version)
+    fold = GroupsFold(rules, partition, offsets_partitions_count(fixture.parent))
     for item in partition_records(part):
         if isinstance(item, DecodedRecord):
-            replay.apply(item)
-            yield item.record.offset, replay.result()
+            builder = DeltaBuilder(rules, item.file)
+            builder.add_record(item)
+            fold.add(builder.result())
+            yield item.record.offset, fold.result()
 
 
 def group_in(result: PartitionGroups, name: str) -> GroupState | None:
@@ -321,16 +356,16 @@ REPLAY = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("per_record", [False, True], ids=["one-delta", "delta-per-record"])
 @pytest.mark.parametrize(("case", "version", "records", "expected"), REPLAY)
 def test_replay_rules(
     case: int,
     version: str,
     records: list[DecodedRecord],
     expected: dict[str, tuple[str, dict[str, int], dict[str, int]]],
+    per_record: bool,
 ) -> None:
-    replay = PartitionReplay(loader_rules(version), 0, 1)
-    for record in records:
-        replay.apply(record)
+    result = replay_records(loader_rules(version), records, per_record=per_record)
     got = {
         g.group: (
             g.state.value,
@@ -340,7 +375,7 @@ def test_replay_rules(
                 for p in g.pending_transactional_offsets
             },
         )
-        for g in replay.result().groups
+        for g in result.groups
     }  # fmt: skip
     assert got == expected, f"case {case}"
 
@@ -350,10 +385,7 @@ def test_unknown_record_types_are_counted_and_what_the_broker_would_do_is_said()
     unknown = RecordKey("unknown", 99, None)
     records = [rec(0, unknown, None), rec(1, unknown, None), rec(2, commit_key(), commit(1))]
     for version, findings in (("2.3.0", 1), ("3.5.0", 0)):
-        replay = PartitionReplay(loader_rules(version), 0, 1)
-        for record in records:
-            replay.apply(record)
-        result = replay.result()
+        result = replay_records(loader_rules(version), records)
         assert result.unknown_record_types == {99: 2}
         assert [f.kind for f in result.findings] == ["unknown-record-type"] * findings
         assert [g.group for g in result.groups] == ["g"]
@@ -465,9 +497,9 @@ def test_cleaner_died_partition_2_agrees_with_kafkas_own_dump() -> None:
     part = next(
         p for p in offsets_partitions(read_log_dir(CLEANER_DIED / "kafka-logs")) if p.partition == 2
     )
-    replayed = replay_partition(
-        part, loader_rules("0.9.0.1"), offsets_partitions_count(CLEANER_DIED), end_offset=end
-    )
+    model = read_log_dir(CLEANER_DIED / "kafka-logs")
+    groups_plan = plan(model, loader_rules("0.9.0.1"), offsets_partitions_count(CLEANER_DIED))
+    replayed = replay_partition(part, groups_plan, end_offset=end)
     ours = {
         g.group: {k: v["offset"] for k, v in committed_view([g])[g.group].items()}
         for g in replayed.groups

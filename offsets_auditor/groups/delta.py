@@ -174,7 +174,7 @@ class DeltaBuilder:
     end_offset: int | None = None
     _rows: RowDecoder = field(init=False)
     _latest: _LatestCommits = field(default_factory=lambda: _LatestCommits())
-    _strings: Any = None
+    _names: dict[str, int] = field(default_factory=dict)
     _transactional: list[TransactionalCommit] = field(default_factory=list)
     _controls: list[Marker] = field(default_factory=list)
     _metadata: dict[str, tuple[int, RecordValue | None]] = field(default_factory=dict)
@@ -186,6 +186,8 @@ class DeltaBuilder:
     _notes: dict[tuple[str, str], Note] = field(default_factory=dict)
     _problems: list[DecodeError] = field(default_factory=list)
     _open_batch: tuple[int, int] = (-1, 0)  # (entry ordinal, offset of its first record read)
+    _record_batch: tuple[str | None, int] = (None, -1)  # (file, position) of the last record
+    _record_batch_first: int = -1
 
     def __post_init__(self) -> None:
         self._rows = RowDecoder(self.file)
@@ -195,6 +197,43 @@ class DeltaBuilder:
             self._problems.append(item)
         else:
             self._chunk(item)
+
+    def add_record(self, item: DecodedRecord | DecodeError) -> None:
+        """One decoded record (or problem), read in offset order: the same rules as for the
+        rows of a chunk, one record at a time (the rules' proof tables feed records so)."""
+        if isinstance(item, DecodeError):
+            self._problems.append(item)
+            return
+        header = item.batch
+        offset = item.record.offset
+        if self.start_offset is not None and header.next_offset <= self.start_offset:
+            return
+        if self.end_offset is not None and offset >= self.end_offset:
+            return
+        self._log_end = max(self._log_end, offset + 1)
+        if (item.file, header.position) != self._record_batch:
+            self._record_batch = (item.file, header.position)
+            self._record_batch_first = offset
+        order = {
+            CommitOffsetOf.RECORD: offset,
+            CommitOffsetOf.BATCH_BASE_OFFSET: header.base_offset,
+            CommitOffsetOf.FIRST_RECORD_OF_BATCH: self._record_batch_first,
+        }[self.rules.commit_offset_of]
+        self._apply(item, order, self._record_batch_first)
+
+    def _name_id(self, name: str) -> int:
+        found = self._names.get(name)
+        if found is None:
+            found = self._names[name] = len(self._names)
+        return found
+
+    def _name_ids(self, chunk: Chunk, string_ids: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """The delta's name ids of a chunk's string ids."""
+        unique, where = np.unique(string_ids, return_inverse=True)
+        mapped = np.array(
+            [self._name_id(self._rows.text(chunk, i)) for i in unique.tolist()], dtype=np.int32
+        )
+        return mapped[where] if len(mapped) else np.zeros(0, dtype=np.int32)
 
     # -- one chunk --------------------------------------------------------------------------
 
@@ -226,12 +265,11 @@ class DeltaBuilder:
         )
         self._records += int(np.count_nonzero(simple))
         self._removals_of(chunk, simple & (r.value_status == ValueStatus.NULL))
-        self._strings = chunk.strings
         candidates = np.flatnonzero(simple)
-        self._latest.add(
-            _column_candidates(chunk, candidates, self._order(chunk, first_of_batch)),
-            _column_metadata(chunk, candidates),
-        )
+        values = _column_candidates(chunk, candidates, self._order(chunk, first_of_batch))
+        values["group"] = self._name_ids(chunk, values["group"])
+        values["topic"] = self._name_ids(chunk, values["topic"])
+        self._latest.add(values, _column_metadata(chunk, candidates))
         others = np.flatnonzero(read & ~simple)
         if len(others):
             self._one_by_one(chunk, others, first_of_batch)
@@ -281,30 +319,34 @@ class DeltaBuilder:
             if item.error is not None:
                 self._problems.append(item.error)
                 continue
-            if item.batch.is_control:
-                self._control(item, int(first_of_batch[row]))
-                continue
-            key = item.key
-            if key is None:
-                continue
-            self._records += 1
-            if key.key_type == "offset_commit":
-                self._offset_commit(item, key, int(order[row]), chunk, row)
-            elif key.key_type == "group_metadata":
-                value = self._known_value(item, key)
-                if not isinstance(value, Unreadable):
-                    group = str(key.group)
-                    self._metadata[group] = (item.record.offset, value)
-                    if value is None:
-                        self._removals[group] = max(
-                            self._removals.get(group, -1), item.record.offset
-                        )
-            elif self.rules.new_coordinator and key.key_type in CONSUMER_GROUP_TYPES:
-                value = self._known_value(item, key)
-                if not isinstance(value, Unreadable) and key.group is not None:
-                    self._consumer.append((key, value, item.record.offset))
-            else:
-                self._unknown_type(item, key)
+            self._apply(item, int(order[row]), int(first_of_batch[row]))
+
+    def _apply(self, item: DecodedRecord, order: int, first_of_batch: int) -> None:
+        """The loader's rules for one record (``order``: the offset ``olderThan`` compares)."""
+        if item.error is not None:
+            return
+        if item.batch.is_control:
+            self._control(item, first_of_batch)
+            return
+        key = item.key
+        if key is None:
+            return
+        self._records += 1
+        if key.key_type == "offset_commit":
+            self._offset_commit(item, key, order)
+        elif key.key_type == "group_metadata":
+            value = self._known_value(item, key)
+            if not isinstance(value, Unreadable):
+                group = str(key.group)
+                self._metadata[group] = (item.record.offset, value)
+                if value is None:
+                    self._removals[group] = max(self._removals.get(group, -1), item.record.offset)
+        elif self.rules.new_coordinator and key.key_type in CONSUMER_GROUP_TYPES:
+            value = self._known_value(item, key)
+            if not isinstance(value, Unreadable) and key.group is not None:
+                self._consumer.append((key, value, item.record.offset))
+        else:
+            self._unknown_type(item, key)
 
     def _transactional_batch(self, item: DecodedRecord) -> bool:
         header = item.batch
@@ -312,9 +354,7 @@ class DeltaBuilder:
             return header.producer_id != NO_PRODUCER_ID
         return self.rules.transactions and header.is_transactional
 
-    def _offset_commit(
-        self, item: DecodedRecord, key: RecordKey, order: int, chunk: Chunk, row: int
-    ) -> None:
+    def _offset_commit(self, item: DecodedRecord, key: RecordKey, order: int) -> None:
         value = self._known_value(item, key)
         if isinstance(value, Unreadable):
             return
@@ -329,7 +369,8 @@ class DeltaBuilder:
                 TransactionalCommit(offset, header.producer_id, header.producer_epoch, k, commit)
             )
         else:
-            values, metadata = _single_candidate(chunk, row, order, commit)
+            ids = (self._name_id(k[0]), self._name_id(k[1]))
+            values, metadata = _single_candidate(k, ids, offset, order, commit)
             self._latest.add(values, lambda chosen: metadata)
 
     def _control(self, item: DecodedRecord, first_of_batch: int) -> None:
@@ -387,15 +428,9 @@ class DeltaBuilder:
 
     # -- the result ---------------------------------------------------------------------------
 
-    def _names(self) -> tuple[str, ...]:
-        """The segment's strings (group ids, topics), Java-decoded, by string id."""
-        if self._strings is None:
-            return ()
-        return tuple(java_utf8(self._strings[i]) for i in range(len(self._strings)))
-
     def result(self) -> GroupsDelta:
         return GroupsDelta(
-            commits=self._latest.result(self._names()),
+            commits=self._latest.result(tuple(self._names)),
             transactional=tuple(self._transactional),
             controls=tuple(self._controls),
             metadata=self._metadata,
@@ -559,25 +594,25 @@ def _commit(k: Key, log_offset: int, order: int, value: RecordValue) -> Commit:
 
 
 def _single_candidate(
-    chunk: Chunk, row: int, order: int, commit: Commit | None
+    k: Key, ids: tuple[int, int], log_offset: int, order: int, commit: Commit | None
 ) -> tuple[dict[str, npt.NDArray[Any]], list[str]]:
     """One candidate decoded by the schemas (e.g. an OffsetCommitValue v4), as columns."""
-    r = chunk.records
+
+    def one(value: int, dtype: type) -> npt.NDArray[Any]:
+        return np.array([value], dtype=dtype)
+
+    c = commit
     values = {
-        "log_offset": np.array([r.offset[row]], dtype=np.int64),
-        "order": np.array([order], dtype=np.int64),
-        "tombstone": np.array([commit is None]),
-        "offset": np.array([0 if commit is None else commit.offset], dtype=np.int64),
-        "commit_timestamp": np.array(
-            [0 if commit is None else commit.commit_timestamp], dtype=np.int64
-        ),
-        "expire_timestamp": np.array(
-            [-1 if commit is None else commit.expire_timestamp], dtype=np.int64
-        ),
-        "leader_epoch": np.array([-1 if commit is None else commit.leader_epoch], dtype=np.int32),
-        "value_version": np.array([-1 if commit is None else commit.value_version], dtype=np.int16),
-        "group": r.group[row : row + 1],
-        "topic": r.topic[row : row + 1],
-        "partition": r.partition[row : row + 1],
+        "log_offset": one(log_offset, np.int64),
+        "order": one(order, np.int64),
+        "tombstone": np.array([c is None]),
+        "offset": one(0 if c is None else c.offset, np.int64),
+        "commit_timestamp": one(0 if c is None else c.commit_timestamp, np.int64),
+        "expire_timestamp": one(-1 if c is None else c.expire_timestamp, np.int64),
+        "leader_epoch": one(-1 if c is None else c.leader_epoch, np.int32),
+        "value_version": one(-1 if c is None else c.value_version, np.int16),
+        "group": one(ids[0], np.int32),
+        "topic": one(ids[1], np.int32),
+        "partition": one(k[2], np.int32),
     }
-    return values, ["" if commit is None else commit.metadata]
+    return values, ["" if c is None else c.metadata]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Final
 
-from offsets_auditor.errors import DecodeError
+from offsets_auditor.errors import CorruptError, DecodeError
 from offsets_auditor.reader import classify
 from offsets_auditor.reader.columns import (
     ZERO_DIGEST,
@@ -33,13 +34,34 @@ _N_RECORD_COLUMNS = len(RecordColumns.DTYPES)
 _N_BATCH_COLUMNS = len(BatchColumns.DTYPES)
 
 
+_LONG_MIN: Final = -(2**63)
+_LONG_MAX: Final = 2**63 - 1
+
+
 def decode_entry(view: memoryview, rel: int, position: int, decompress_limit: int) -> Batch:
     """The whole entry at ``view[rel]`` decoded by the reference decoders (raises
     ``DecodeError`` located relative to ``view``). The caller checked its framing."""
     magic = view[rel + MAGIC_OFFSET]
     if magic == 2:
-        return decode_batch(view, rel, position=position, decompress_limit=decompress_limit)
-    return decode_legacy_entry(view, rel, position=position, decompress_limit=decompress_limit)
+        batch = decode_batch(view, rel, position=position, decompress_limit=decompress_limit)
+    else:
+        batch = decode_legacy_entry(view, rel, position=position, decompress_limit=decompress_limit)
+    _check_longs(batch, rel)
+    return batch
+
+
+def _check_longs(batch: Batch, rel: int) -> None:
+    """Offsets and timestamps computed from deltas must be Java longs (the broker's arithmetic
+    would wrap around; such bytes were not written by a broker)."""
+    header = batch.header
+    values = [("lastOffsetDelta", header.last_offset)]
+    values += [("offsetDelta", r.offset) for r in batch.records]
+    values += [("timestampDelta", r.timestamp) for r in batch.records]
+    for name, value in values:
+        if not _LONG_MIN <= value <= _LONG_MAX:
+            raise CorruptError(
+                f"{name} gives {value}, outside the range of a long", field=name, position=rel
+            )
 
 
 @dataclass
