@@ -22,8 +22,15 @@ from offsets_auditor.decode import DecodedRecord, decode_record, decode_segment
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.reader.segment import Backend, BytesSource, Limits
 from tests.conftest import FIXTURES
-from tests.support.segments import TIMESTAMP, commit_key, commit_value, legacy, mixed_segment
-from tests.support.segments import v2_batch, v2_record
+from tests.support.segments import (
+    TIMESTAMP,
+    commit_key,
+    commit_value,
+    legacy,
+    mixed_segment,
+    v2_batch,
+    v2_record,
+)
 
 REAL_SEGMENTS = sorted(FIXTURES.glob("**/__consumer_offsets-*/*.log"))
 

@@ -38,10 +38,8 @@ from offsets_auditor.groups import (
     replay_partition,
 )
 from offsets_auditor.groups.delta import DeltaBuilder
-from offsets_auditor.groups.rules import LoaderRules
-from offsets_auditor.logdir import PartitionDir
-from offsets_auditor.groups.rules import CommitOffsetOf, LoadStart
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
+from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules, LoadStart
+from offsets_auditor.logdir import PartitionDir, offsets_partitions, read_log_dir
 from offsets_auditor.records.control import ControlRecord
 from offsets_auditor.records.model import BatchHeader, Record
 from offsets_auditor.schemas import RecordKey, RecordValue

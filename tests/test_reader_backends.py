@@ -110,7 +110,7 @@ def test_every_real_segment_reads_the_same(fixture: Path) -> None:
     segments = sorted(fixture.glob("kafka-logs*/*/*.log"))
     assert segments
     for segment in segments:
-        chunks, errors = assert_agree(segment.read_bytes())
+        _chunks, errors = assert_agree(segment.read_bytes())
         if "__consumer_offsets" in segment.parent.name and "unclean" not in fixture.name:
             assert not errors, segment
 

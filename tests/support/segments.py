@@ -357,8 +357,6 @@ def raw_record(
     return varint(len(body) + len(extra)) + body + extra
 
 
-
-
 def fix_crcs(data: bytes) -> bytes:
     """``data`` with the CRC of every entry that can be framed recomputed (CRC-32 over magic..end
     for v0/v1 messages, CRC-32C over attributes..end for v2 batches), so that a mutation reaches
