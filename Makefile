@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 SAMPLE := tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs
 
-.PHONY: demo test lint bench
+.PHONY: demo test lint sanitize bench
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+	scripts/sanitize.sh $(BIN)/python
+
+# The C reader built with ASan and UBSan, under the tests that drive it hardest.
+sanitize: $(STAMP)
+	scripts/sanitize.sh $(BIN)/python
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.decode
