@@ -1,11 +1,12 @@
 """Full audit throughput per core: ``python -m benchmarks.audit``.
 
 The audit of one ``__consumer_offsets`` partition made of a full 100 MiB segment of offset commits
-(``benchmarks/generate.py``, message format v0 or v2) and a tiny active segment after it: the scan
-(segment stats, group writers), every cleaner pass (decode + MD5 + offset map, then the retention
-filter over everything below the map's end), the dedupe-buffer advice and the startup checks:
-``audit_log_dir(..., with_groups=False)``. The recovery of every group's committed offsets
-(``offsets_auditor.groups``, its own full decode) is not part of it.
+(``benchmarks/generate.py``, message format v0 or v2) and a tiny active segment after it, in three
+modes: the cleaner audit ``audit_log_dir(..., with_groups=False)`` (read + decode + MD5 into
+columns, segment stats and group writers, every cleaner pass over the columns: offset map, then the
+retention filter, the dedupe-buffer advice, the startup checks); the full audit
+``audit_log_dir(..., with_groups=True)`` (the same read also folds every group's committed
+offsets); and the group recovery alone (``groups.recover``).
 
 Each case runs in its own process pinned to one core (``os.sched_setaffinity(0, {0})``), with a
 dedupe buffer whose map fits the partition's keys (one pass) or one that needs several passes.
@@ -74,13 +75,14 @@ def build_log_dir(root: Path, segment: Path, magic: int) -> Path:
     the first segment) and a one-entry active segment based at its next offset."""
     from offsets_auditor.cleaner.partition_scan import scan_partition
     from offsets_auditor.logdir import offsets_partitions, read_log_dir
+    from offsets_auditor.reading import DEFAULT_READ
 
     log_dir = root / "kafka-logs"
     partition = log_dir / PARTITION
     partition.mkdir(parents=True)
     (log_dir / "meta.properties").write_text("version=0\nbroker.id=0\n")
     (partition / "00000000000000000000.log").symlink_to(segment.resolve())
-    scanned = scan_partition(offsets_partitions(read_log_dir(log_dir))[0])
+    scanned = scan_partition(offsets_partitions(read_log_dir(log_dir))[0], DEFAULT_READ.segment)
     next_offset = scanned.log_end_offset
     entry = next(legacy_entries() if magic in (0, 1) else default_batches())
     # the base offset / offset field is not covered by either CRC
@@ -91,11 +93,13 @@ def build_log_dir(root: Path, segment: Path, magic: int) -> Path:
 
 
 def distinct_keys(log_dir: Path) -> int:
-    from offsets_auditor.cleaner.partition_scan import distinct_keys, scan_partition
+    from offsets_auditor.cleaner.partition_scan import scan_partition
+    from offsets_auditor.cleaner.requirements import distinct_keys
     from offsets_auditor.logdir import offsets_partitions, read_log_dir
+    from offsets_auditor.reading import DEFAULT_READ
 
-    scan = scan_partition(offsets_partitions(read_log_dir(log_dir))[0])
-    before, _ = distinct_keys(scan.partition, list(scan.segments), 0, scan.log_end_offset)
+    scan = scan_partition(offsets_partitions(read_log_dir(log_dir))[0], DEFAULT_READ.segment)
+    before, _ = distinct_keys(scan, list(range(len(scan.segments))), 0, scan.log_end_offset)
     return before[-1]
 
 
@@ -115,12 +119,15 @@ def min_cleanable_ratio(case: Case) -> float:
 # -- one case, in its own process ----------------------------------------------------------------
 
 
-def run_case(log_dir: Path, version: str, buffer: int, ratio: float, repeat: int) -> dict[str, Any]:
+def run_case(
+    log_dir: Path, version: str, buffer: int, ratio: float, repeat: int, reader: str
+) -> dict[str, Any]:
     os.sched_setaffinity(0, {0})
     from offsets_auditor.audit import audit_log_dir
-    from offsets_auditor.cleaner import fast
-    from offsets_auditor.cleaner.capacity import BYTES_PER_ENTRY, slots
     from offsets_auditor.cleaner.config import CleanerConfig
+    from offsets_auditor.groups.recover import recover
+    from offsets_auditor.reader.segment import Backend
+    from offsets_auditor.reading import ReadOptions
     from offsets_auditor.versions import KafkaVersion
 
     config = CleanerConfig(
@@ -128,32 +135,46 @@ def run_case(log_dir: Path, version: str, buffer: int, ratio: float, repeat: int
         dedupe_buffer_size=buffer,
         min_cleanable_ratio=ratio,
     )
-    best = best_cpu = float("inf")
-    audit = None
-    for _ in range(repeat):
-        started, started_cpu = time.perf_counter(), time.process_time()
-        audit = audit_log_dir(log_dir, config, NOW_MS, with_groups=False)
-        best = min(best, time.perf_counter() - started)
-        best_cpu = min(best_cpu, time.process_time() - started_cpu)
-    assert audit is not None
+    read = ReadOptions(backend=Backend(reader))
+
+    def best_of(run: Any) -> tuple[float, float, Any]:
+        best = best_cpu = float("inf")
+        result = None
+        for _ in range(repeat):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            result = run()
+            best = min(best, time.perf_counter() - started)
+            best_cpu = min(best_cpu, time.process_time() - started_cpu)
+        return best, best_cpu, result
+
+    seconds, cpu, audit = best_of(
+        lambda: audit_log_dir(log_dir, config, NOW_MS, with_groups=False, read=read)
+    )
     (partition,) = audit.partitions
+    with_groups, _, full = best_of(
+        lambda: audit_log_dir(log_dir, config, NOW_MS, with_groups=True, read=read)
+    )
+    groups_only, _, recovered = best_of(lambda: recover(log_dir, version, read=read))
     tracemalloc.start()
-    audit_log_dir(log_dir, config, NOW_MS, with_groups=False)
+    audit_log_dir(log_dir, config, NOW_MS, with_groups=False, read=read)
     _, python_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     scan = partition.scan
     return {
-        "seconds": best,
-        "cpu_seconds": best_cpu,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "with_groups_seconds": with_groups,
+        "groups_seconds": groups_only,
+        "groups": len(recovered.groups),
+        "offsets": sum(len(g.offsets) for g in full.groups),
         "records": scan.records,
         "bytes": scan.size_bytes,
         "passes": len(partition.passes),
         "outcome": partition.outcome.value,
         "map_entries": partition.passes[0].map_entries if partition.passes else 0,
-        "map_bytes": slots(config.memory_per_thread) * BYTES_PER_ENTRY,
         "python_peak": python_peak,
         "max_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "c_path": fast.enabled(),
+        "reader": reader,
     }
 
 
@@ -168,7 +189,8 @@ def table(rows: list[tuple[Case, int, float, int, dict[str, Any]]]) -> str:
     lines = [
         "| partition | dedupe buffer | min dirty ratio | distinct keys | passes | records"
         " | records x passes / s | partition records / s | partition MiB/s"
-        " | partition records / CPU s | offset map MiB | Python peak MiB | max RSS MiB | C path |",
+        " | partition records / CPU s | audit with groups s (x no-groups) | groups alone s (x)"
+        " | Python peak MiB | max RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case, buffer, ratio, keys, r in rows:
@@ -178,8 +200,9 @@ def table(rows: list[tuple[Case, int, float, int, dict[str, Any]]]) -> str:
             f" | {r['records'] * max(r['passes'], 1) / seconds:,.0f}"
             f" | {r['records'] / seconds:,.0f} | {r['bytes'] / 1048576 / seconds:,.1f}"
             f" | {r['records'] / r['cpu_seconds']:,.0f}"
-            f" | {mib(r['map_bytes'])} | {mib(r['python_peak'])} | {mib(r['max_rss'])}"
-            f" | {'yes' if r['c_path'] else 'no'} |"
+            f" | {r['with_groups_seconds']:.2f} ({r['with_groups_seconds'] / seconds:.2f}x)"
+            f" | {r['groups_seconds']:.2f} ({r['groups_seconds'] / seconds:.2f}x)"
+            f" | {mib(r['python_peak'])} | {mib(r['max_rss'])} |"
         )
     return "\n".join(lines)
 
@@ -188,16 +211,18 @@ def section(body: str, command: str) -> str:
     return (
         f"{SECTION}\n\n"
         "The cleaner audit of one `__consumer_offsets` partition (`audit_log_dir(...,"
-        " with_groups=False)`: scan, every cleaner pass: decode + MD5 + offset map + retention"
-        " filter, the dedupe-buffer advice, startup checks; not the group offset recovery), one"
-        " core, best of the repeats. Partition: the 100 MiB segment of `benchmarks/generate.py`"
+        " with_groups=False)`: read + decode + MD5 into columns, every cleaner pass over them,"
+        " the dedupe-buffer advice, startup checks), then the full audit with every group's"
+        " offsets recovered in the same read, then the group recovery alone (`groups.recover`),"
+        " one core, best of the repeats. Partition: the 100 MiB segment of"
+        " `benchmarks/generate.py`"
         ' plus a one-entry active segment, no cleaner checkpoint. "records x passes / s"'
         " counts the partition's records once per pass (each pass reads them again);"
         ' "partition records / s" is the partition\'s own records per second of wall time,'
         ' "... / CPU s" per second of process CPU time (the machine may be shared).'
-        " Memory: the emulated offset map (slots x 24 bytes, allocated once), the peak of Python"
-        " allocations (tracemalloc) and the process's peak RSS (interpreter and imports"
-        " included).\n\n"
+        " Memory: the peak of Python allocations of the cleaner audit (tracemalloc: the columns"
+        " and the survivor flags, about 90 bytes per record here) and the process's peak RSS"
+        " (interpreter, imports and all three modes included).\n\n"
         f"`{command}` on {platform.machine()} / Python {platform.python_version()}:\n\n"
         f"{body}\n"
     )
@@ -221,20 +246,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=SEGMENT_BYTES, help="segment bytes")
     parser.add_argument("--no-readme", action="store_true", help="only print the table")
     parser.add_argument(
-        "--pure-python", action="store_true", help="OFFSETS_AUDITOR_SPEEDUPS=0 (for comparison)"
+        "--reader", default="native", choices=("native", "python"), help="record reader"
     )
     parser.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case, print JSON
     args = parser.parse_args(argv)
     if args.case:
         log_dir, version, buffer, ratio = args.case.split(",")
-        result = run_case(Path(log_dir), version, int(buffer), float(ratio), args.repeat)
+        result = run_case(
+            Path(log_dir), version, int(buffer), float(ratio), args.repeat, args.reader
+        )
         print(json.dumps(result))
         return 0
 
     segments = ensure_segments(size=args.size)
-    env = dict(os.environ)
-    if args.pure_python:
-        env["OFFSETS_AUDITOR_SPEEDUPS"] = "0"
     rows = []
     with tempfile.TemporaryDirectory(prefix="offsets-auditor-bench-") as tmp:
         log_dirs = {m: build_log_dir(Path(tmp) / f"v{m}", p, m) for m, p in segments.items()}
@@ -244,13 +268,16 @@ def main(argv: list[str] | None = None) -> int:
             ratio = min_cleanable_ratio(case)
             spec = f"{log_dirs[case.magic]},{case.kafka_version},{buffer},{ratio}"
             child = [sys.executable, "-m", "benchmarks.audit", "--repeat", str(args.repeat)]
+            child += ["--reader", args.reader]
             out = subprocess.run(
-                [*child, "--case", spec], check=True, capture_output=True, text=True, env=env
+                [*child, "--case", spec], check=True, capture_output=True, text=True
             ).stdout
             result = json.loads(out)
             rows.append((case, buffer, ratio, keys[case.magic], result))
             print(f"{case.name}: {result}", file=sys.stderr)
-    command = "python -m benchmarks.audit" + (" --pure-python" if args.pure_python else "")
+    command = "python -m benchmarks.audit" + (
+        f" --reader {args.reader}" if args.reader != "native" else ""
+    )
     text = section(table(rows), command)
     print(text)
     if not args.no_readme:

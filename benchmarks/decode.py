@@ -198,12 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-kafka", action="store_true", help="skip Kafka's DumpLogSegments")
     args = parser.parse_args(argv)
 
-    from offsets_auditor.fastlane import summary_fast_lane
-
     segments = ensure_segments(args.data, args.size)
     auditor = auditor_command()
-    lane = "C fast lane" if summary_fast_lane() is not None else "pure Python (no C extension)"
-    print(f"summary decoder: {lane}; pinned to CPU {args.cpu}; best of {args.runs}\n", flush=True)
+    print(f"record reader: native (C); pinned to CPU {args.cpu}; best of {args.runs}\n", flush=True)
     print(HEADER, flush=True)
     os.sched_setaffinity(0, {args.cpu})
     for magic, path in sorted(segments.items()):
