@@ -88,8 +88,11 @@ class Step:
     mirrors: str = ""
 
     def apply(self, root: Path) -> None:
+        """Run the step under ``root``. A write creates its file (``O_EXCL``: the broker writes
+        new ``.cleaned``/``.tmp`` files, never over a file a copy may share with another)."""
         if self.op == "write":
-            (root / self.path).write_bytes(self.data)
+            with open(root / self.path, "xb") as f:
+                f.write(self.data)
             if self.mtime_ns is not None:
                 os.utime(root / self.path, ns=(self.mtime_ns, self.mtime_ns))
         elif self.op == "rename":
