@@ -313,9 +313,13 @@ def spread(numbers: list[int], count: int) -> list[int]:
 
 
 def count_calls(lab: Lab, run: Callable[[], Any]) -> list[str]:
+    """The core's ``os`` calls in one undisturbed run. Without one opening a segment of the
+    partition the injector cannot reach the core's reads and a sweep would prove nothing."""
     lab.reset()
     with FsCalls(lab.work) as calls:
         run()
+    if not any(c.startswith(f"open {lab.scenario.partition}/") for c in calls.trace):
+        raise RuntimeError("no os.open of the partition seen through offsets_auditor.fs.os")
     return calls.trace
 
 
