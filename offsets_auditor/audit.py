@@ -29,6 +29,7 @@ from offsets_auditor.cleaner.requirements import needed_entries
 from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
 from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, outcome, severity_of
+from offsets_auditor.cleaner.verdict_facts import emulated_facts
 from offsets_auditor.errors import TruncatedError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState
@@ -194,7 +195,11 @@ def judge(
         blocked_by=e.initial.blocked_by,
         passes_before_blocked=executed,
     )
-    return outcome(facts)
+    return outcome(
+        emulated_facts(
+            facts, config, e.scan.segments, e.initial, e.passes, e.selections, e.needed_entries
+        )
+    )
 
 
 def audit_log_dir(
