@@ -28,7 +28,7 @@ from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, Pas
 from offsets_auditor.cleaner.requirements import needed_entries
 from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
 from offsets_auditor.cleaner.threads import Schedule, simulate
-from offsets_auditor.cleaner.verdict import Facts, Outcome, outcome, severity_of
+from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome, severity_of
 from offsets_auditor.cleaner.verdict_facts import emulated_facts
 from offsets_auditor.errors import TruncatedError
 from offsets_auditor.findings import Finding, Severity
@@ -74,6 +74,9 @@ class PartitionAudit:
     reason: str
     capacity: int
     advice: BufferAdvice | None
+    #: the verdict for each stretch of the detected version range, when they differ
+    #: (``offsets_auditor.audit_alternatives``); empty when every version gives this one
+    alternatives: tuple[VersionVerdict, ...] = ()
 
     @property
     def name(self) -> str:
@@ -114,10 +117,16 @@ class BrokerAudit:
 
 
 def emulate_partition(
-    partition: PartitionDir, logdir: LogDir, config: CleanerConfig, now_ms: int
+    partition: PartitionDir,
+    logdir: LogDir,
+    config: CleanerConfig,
+    now_ms: int,
+    *,
+    scan: PartitionScan | None = None,
 ) -> Emulated | None:
-    """Scan one offsets partition and run every pass the cleaner would."""
-    scan = scan_partition(partition)
+    """Scan one offsets partition (unless ``scan`` is given: the scan does not depend on the
+    config or version) and run every pass the cleaner would."""
+    scan = scan if scan is not None else scan_partition(partition)
     if not scan.segments:
         return None
     key = (OFFSETS_TOPIC, partition.partition)

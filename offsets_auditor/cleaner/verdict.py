@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from offsets_auditor.versions import KafkaVersion
+
 
 class Outcome(StrEnum):
     THREAD_DEATH = "thread-death"
@@ -199,3 +201,40 @@ def severity_of(o: Outcome) -> str:
         Outcome.NOT_ELIGIBLE: "info",
         Outcome.NOTHING_TO_CLEAN: "info",
     }[o]
+
+
+@dataclass(frozen=True, slots=True)
+class VersionVerdict:
+    """The verdict for one stretch of Kafka releases, ``first`` to ``last`` (inclusive), when
+    the broker's version is known only as a range: ``passes`` that happen, where they end,
+    and Kafka's message when the cleaner fails."""
+
+    first: KafkaVersion
+    last: KafkaVersion
+    outcome: Outcome
+    reason: str
+    passes: int
+    pass_end_offsets: tuple[int, ...]
+    message: str | None
+
+    @property
+    def versions(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first} to {self.last}"
+
+    def same_verdict(self, other: VersionVerdict) -> bool:
+        """Whether both say the same thing happens (outcome, passes, Kafka's message)."""
+        return (self.outcome, self.passes, self.message) == (
+            other.outcome,
+            other.passes,
+            other.message,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kafka_versions": [str(self.first), str(self.last)],
+            "outcome": self.outcome.value,
+            "reason": self.reason,
+            "passes": self.passes,
+            "pass_end_offsets": list(self.pass_end_offsets),
+            "message": self.message,
+        }

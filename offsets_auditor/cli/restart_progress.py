@@ -35,8 +35,9 @@ from offsets_auditor.restart.follow import (
     follow_progress,
 )
 from offsets_auditor.restart.log_dir_totals import read_log_dir_totals
-from offsets_auditor.restart.log_lines import patterns_for
+from offsets_auditor.restart.log_lines import patterns_for, patterns_for_range
 from offsets_auditor.restart.progress import ProgressFold, RestartProgress
+from offsets_auditor.version_detection import Detection, detect_version
 from offsets_auditor.versions import KafkaVersion
 
 NAME = "restart-progress"
@@ -71,7 +72,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--kafka-version",
         metavar="V",
-        help="the broker's Kafka version (e.g. 0.9.0.1, 2.3.0, 3.9); default: every wording",
+        help="the broker's Kafka version (e.g. 0.9.0.1, 2.3.0, 3.9); default: detected from the"
+        " server log's version line and LOGDIR, and the wordings of every version they allow",
     )
     parser.set_defaults(handler=run)
 
@@ -99,13 +101,19 @@ def run_with(
         print(f"{NAME}: --interval must be a positive number of seconds", file=err)
         return 2
     totals = read_log_dir_totals(args.log_dirs) if args.log_dirs else None
-    fold = ProgressFold(None if version is None else str(version), totals, patterns_for(version))
+    detection = detect_version(args.log_dirs, args.server_log, version)
+    if version is not None:
+        fold = ProgressFold(str(version), totals, patterns_for(version))
+    else:
+        label = f"{detection.range} (detected)"
+        patterns = patterns_for_range(detection.range.since, detection.range.until)
+        fold = ProgressFold(label, totals, patterns)
     feeder = LineFeeder(fold)
     server_log: Path = args.server_log
     show: Callable[[Update], None] = (
-        (lambda u: _print_json(u, server_log, out))
+        (lambda u: _print_json(u, server_log, out, detection))
         if args.json
-        else (lambda u: _print_text(u, server_log, out))
+        else (lambda u: _print_text(u, server_log, out, detection))
     )
     with LineFollower(server_log) as follower:
         if not args.follow:
@@ -132,19 +140,25 @@ def run_with(
     return 0
 
 
-def _print_json(update: Update, server_log: Path, out: TextIO) -> None:
+def _print_json(update: Update, server_log: Path, out: TextIO, detection: Detection) -> None:
     data: dict[str, object] = {"server_log": str(server_log), "update": update.number}
     data.update(update.progress.to_dict())
+    data["kafka_version_detection"] = {
+        **detection.to_json(),
+        "findings": [f.to_dict() for f in detection.findings()],
+    }
     data["lines_read"] = update.lines_read
     data["idle_seconds"] = update.idle_seconds
     out.write(json.dumps(data, sort_keys=False) + "\n")
     out.flush()
 
 
-def _print_text(update: Update, server_log: Path, out: TextIO) -> None:
+def _print_text(update: Update, server_log: Path, out: TextIO, detection: Detection) -> None:
     if update.number > 1:
         out.write("\n")
     out.write(render_text(update.progress, server_log, update) + "\n")
+    for finding in detection.findings():
+        out.write(f"note: {finding.kind}: {finding.detail}\n")
     out.flush()
 
 

@@ -71,6 +71,7 @@ __all__ = [
     "parse_line",
     "parse_timestamp",
     "patterns_for",
+    "patterns_for_range",
 ]
 
 #: The topic whose partitions the group coordinator loads.
@@ -541,6 +542,17 @@ def patterns_for(version: KafkaVersion | None) -> tuple[LinePattern, ...]:
     if version is None:
         return PATTERNS
     return tuple(p for p in PATTERNS if p.applies_to(version))
+
+
+def patterns_for_range(since: KafkaVersion, until: KafkaVersion | None) -> tuple[LinePattern, ...]:
+    """The rows some broker of ``[since, until)`` prints (``until`` exclusive, ``None`` for no
+    upper bound): the wordings to try when the version is known only as a range."""
+    return tuple(
+        p
+        for p in PATTERNS
+        if (until is None or KafkaVersion.parse(p.since) < until)
+        and (p.until is None or since < KafkaVersion.parse(p.until))
+    )
 
 
 _ANY_NEEDLE = re.compile("|".join(sorted({re.escape(p.needle) for p in PATTERNS})))

@@ -71,8 +71,8 @@ class Detection:
                     detail=f"--kafka-version {self.given} contradicts the broker's own files:"
                     f" they say Kafka {self.range} ("
                     + "; ".join(_said(e) for e in against)
-                    + f"). The audit uses {self.given} as told; its verdicts may not be what"
-                    " this broker does",
+                    + f"). {self.given} is used as told: what follows may not be what this"
+                    " broker does",
                     file=against[0].file if against else None,
                 )
             )
@@ -91,18 +91,22 @@ class Detection:
 
 
 def _said(e: Evidence) -> str:
-    where = f" in {e.file}" if e.file else ""
+    where = f" in {e.file}" if e.file and e.file not in e.seen else ""
     return f"{e.seen}{where} means Kafka {e.implies}"
 
 
 def combine(evidence: Sequence[Evidence]) -> tuple[VersionRange, list[Evidence], list[Evidence]]:
     """The range all accepted evidence allows (rules 1-2), the accepted pieces and those set
-    aside. With no evidence the range is every release."""
+    aside, each observation once (the first file it was seen in). With no evidence the range
+    is every release."""
+    unique: dict[tuple[object, ...], Evidence] = {}
+    for e in evidence:
+        unique.setdefault((e.seen, e.since, e.until, e.source), e)
     since = RELEASES[0]
     until: KafkaVersion | None = None
     accepted: list[Evidence] = []
     set_aside: list[Evidence] = []
-    for e in sorted(evidence, key=lambda x: x.strength):
+    for e in sorted(unique.values(), key=lambda x: x.strength):
         low = since if e.since is None else max(since, e.since)
         high = until if e.until is None else (e.until if until is None else min(until, e.until))
         if high is not None and low >= high:
