@@ -100,8 +100,8 @@ def run_with(
     if args.follow and not args.interval > 0:
         print(f"{NAME}: --interval must be a positive number of seconds", file=err)
         return 2
-    totals = read_log_dir_totals(args.log_dirs) if args.log_dirs else None
     detection = detect_version(args.log_dirs, args.server_log, version)
+    totals = read_log_dir_totals(args.log_dirs, detection.used) if args.log_dirs else None
     if version is not None:
         fold = ProgressFold(str(version), totals, patterns_for(version))
     else:

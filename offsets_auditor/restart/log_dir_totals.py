@@ -10,7 +10,9 @@ log dir, all through :mod:`offsets_auditor.fs` (read-only):
   recovers ``logSegments(recoveryPoint, Long.MaxValue)``: the segment holding the partition's
   recovery point (``floorKey``) and every later one, or all segments when none starts at or
   below it (0.9 ``Log.scala``, 2.3 ``Log.scala``, 3.9 ``LogLoader.scala`` + ``LogSegments.java``).
-  A partition missing from ``recovery-point-offset-checkpoint`` recovers from offset 0.
+  A partition missing from ``recovery-point-offset-checkpoint`` recovers from offset 0, and so
+  does every partition of a log dir whose checkpoint the broker cannot read (it is parsed with
+  the broker's reader, :mod:`offsets_auditor.checkpoints`).
 - ``__consumer_offsets`` partitions and their bytes: what the group coordinator would read.
 
 This module does not depend on the log-dir reader (``offsets_auditor.logdir``): it needs only
@@ -25,7 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from offsets_auditor import fs
+from offsets_auditor.checkpoints import parse_offset_checkpoint
 from offsets_auditor.restart.log_lines import OFFSETS_TOPIC
+from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 #: The marker a clean shutdown leaves in each log dir (``Log.CleanShutdownFile``).
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -80,26 +84,35 @@ class LogDirTotals:
         return sizes
 
 
-def parse_recovery_points(text: str) -> dict[str, int]:
-    """``recovery-point-offset-checkpoint`` (``OffsetCheckpoint``: a version line ``0``, a count
-    line, then ``topic partition offset`` lines) -> ``{"topic-partition": offset}``.
+@dataclass(frozen=True, slots=True)
+class RecoveryPoints:
+    """A log dir's recovery points as the broker reads them: ``points`` maps
+    ``"topic-partition"`` to the offset; ``problem`` is the broker's exception text when it
+    cannot read the file, in which case every partition of the dir recovers from 0."""
 
-    Lines that do not parse are skipped: a torn checkpoint leaves the broker to recover from 0
-    ("Resetting the recovery checkpoint to 0"), which is what a missing entry means here too.
-    """
-    lines = text.splitlines()
-    if len(lines) < 2 or lines[0].strip() != "0":
-        return {}
-    points: dict[str, int] = {}
-    for line in lines[2:]:
-        parts = line.split()
-        if len(parts) != 3 or not parts[1].isdigit():
-            continue
-        try:
-            points[f"{parts[0]}-{parts[1]}"] = int(parts[2])
-        except ValueError:
-            continue
-    return points
+    points: dict[str, int]
+    problem: str | None = None
+
+
+def parse_recovery_points(
+    text: str, *, version: KafkaVersion | None = None, location: str = RECOVERY_POINT_CHECKPOINT
+) -> RecoveryPoints:
+    """``recovery-point-offset-checkpoint`` read with the broker's own reader
+    (:func:`offsets_auditor.checkpoints.parse_offset_checkpoint`). A file the broker cannot
+    read (a malformed line, a wrong count or version: a torn write) makes ``LogManager.loadLogs``
+    warn "Resetting the recovery checkpoint to 0" and recover every partition of the dir from
+    offset 0 (0.9.0.1 and 2.3.0 ``LogManager.scala``; 3.9.0-rc3 "resetting the recovery
+    checkpoint to 0"), so no entry of it counts. ``version`` picks the broker's wording."""
+    checkpoint = parse_offset_checkpoint(
+        text,
+        version=version or KafkaVersion.parse(DEFAULT_KAFKA_VERSION),
+        location=location,
+        file=RECOVERY_POINT_CHECKPOINT,
+    )
+    if not checkpoint.readable_by_broker:
+        problem = "; ".join(f.detail for f in checkpoint.findings)
+        return RecoveryPoints({}, f"{problem}: the broker recovers every partition from 0")
+    return RecoveryPoints({f"{t}-{p}": offset for (t, p), offset in checkpoint.offsets().items()})
 
 
 def segments_to_recover(bases: Sequence[int], recovery_point: int) -> int:
@@ -114,8 +127,11 @@ def segments_to_recover(bases: Sequence[int], recovery_point: int) -> int:
     return sum(1 for base in bases if base >= floor)
 
 
-def read_log_dir_totals(log_dirs: Sequence[Path]) -> LogDirTotals:
-    """List each log dir (read-only). Unreadable entries become ``problems``, not exceptions."""
+def read_log_dir_totals(
+    log_dirs: Sequence[Path], version: KafkaVersion | None = None
+) -> LogDirTotals:
+    """List each log dir (read-only). Unreadable entries become ``problems``, not exceptions.
+    ``version`` picks the broker's wording for a checkpoint it cannot read."""
     partitions: list[PartitionDir] = []
     clean: dict[str, bool] = {}
     problems: list[str] = []
@@ -131,8 +147,14 @@ def read_log_dir_totals(log_dirs: Sequence[Path]) -> LogDirTotals:
         points: dict[str, int] = {}
         if RECOVERY_POINT_CHECKPOINT in names:
             try:
-                raw = fs.read_small_file(log_dir / RECOVERY_POINT_CHECKPOINT, limit=1 << 24)
-                points = parse_recovery_points(raw.decode("utf-8", errors="replace"))
+                path = log_dir / RECOVERY_POINT_CHECKPOINT
+                raw = fs.read_small_file(path, limit=1 << 24)
+                read = parse_recovery_points(
+                    raw.decode("utf-8", errors="replace"), version=version, location=str(path)
+                )
+                points = read.points
+                if read.problem is not None:
+                    problems.append(f"{path}: {read.problem}")
             except (OSError, ValueError) as e:
                 problems.append(f"{log_dir / RECOVERY_POINT_CHECKPOINT}: {e}")
         for entry in entries:
