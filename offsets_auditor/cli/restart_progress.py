@@ -7,8 +7,13 @@ Reads the broker's own lines for the LAST startup in the file: log loading (part
 segments recovered, index files rebuilt, "Logs loading complete"), then the group coordinator's
 loading of ``__consumer_offsets`` partitions with the milliseconds the broker printed, and an
 ETA for what remains with its basis. LOGDIR (the broker's ``log.dirs``, read-only) gives the
-totals: partition directories, segments from each recovery point on, ``__consumer_offsets``
-sizes. Without it, totals are what the log announces (3.x), else unknown.
+totals while the logs load: partition directories, segments from each recovery point on,
+``__consumer_offsets`` sizes. Without it, totals are what the log announces (3.x), else
+unknown. Once log loading is over, what the broker logged is the total (the dirs as read now
+describe a later state). The phase is as of the last line; with LOGDIR, a broker whose log
+just ends but which no longer rewrites replication-offset-checkpoint reads ``not-running``
+(killed with SIGKILL, OOM-killed), and one whose dirs hold the clean-shutdown marker again
+``stopped``.
 
 ``--follow`` keeps reading as the file grows, across rotation and truncation, and prints the
 progress again after each growth (``--json``: one JSON object per line per update).
@@ -21,6 +26,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -101,11 +107,12 @@ def run_with(
         print(f"{NAME}: --interval must be a positive number of seconds", file=err)
         return 2
     detection = detect_version(args.log_dirs, args.server_log, version)
-    totals = read_log_dir_totals(args.log_dirs, detection.used) if args.log_dirs else None
+    now_ms = int(time.time() * 1000)
+    totals = read_log_dir_totals(args.log_dirs, detection.used, now_ms) if args.log_dirs else None
     if version is not None:
         fold = ProgressFold(str(version), totals, patterns_for(version))
     else:
-        label = f"{detection.range} (detected)"
+        label = f"{detection.range} (detected)" if detection.evidence else None
         patterns = patterns_for_range(detection.range.since, detection.range.until)
         fold = ProgressFold(label, totals, patterns)
     feeder = LineFeeder(fold)
@@ -122,6 +129,9 @@ def run_with(
             except OSError as e:
                 print(f"{NAME}: cannot read {server_log}: {e.strerror or e}", file=err)
                 return 2
+            # the log's age, with the log dirs', tells a broker killed without a line (one read
+            # only: when following, the listing ages while the log grows)
+            fold.log_mtime_ms = fs.file_info(server_log).mtime_ms
             for raw in follower.poll():
                 feeder.feed(raw)
             for raw in follower.flush():
@@ -239,7 +249,7 @@ def render_text(progress: RestartProgress, server_log: Path, update: Update | No
     if not p.estimates:
         lines.append(
             "  nothing left to estimate"
-            if p.phase in ("started", "shutting-down")
+            if p.phase in ("started", "shutting-down", "stopped", "not-running")
             else "  none yet"
         )
     for estimate in p.estimates:

@@ -34,6 +34,8 @@ from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 #: The marker a clean shutdown leaves in each log dir (``Log.CleanShutdownFile``).
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+#: rewritten every few seconds by a running broker (``ReplicaManager.HighWatermarkFilename``)
+REPLICATION_CHECKPOINT = "replication-offset-checkpoint"
 #: Directories ``LogManager.loadLogs`` skips (3.x).
 NOT_LOADED_DIRS = frozenset({"remote-log-index-cache", "__cluster_metadata-0"})
 
@@ -51,16 +53,41 @@ class PartitionDir:
     log_bytes: int
     recovery_point: int
     segments_to_recover: int
+    #: the log dir it is in, and the segments from its recovery point on whatever the marker
+    #: says (what an unclean start recovers)
+    log_dir: str = ""
+    segments_from_recovery_point: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class LogDirTotals:
-    """The totals of one or more log dirs. ``clean_shutdown`` is per log dir."""
+    """The totals of one or more log dirs. ``clean_shutdown`` is per log dir.
+
+    ``read_at_ms`` is when the dirs were listed (epoch ms, the caller's clock) and
+    ``checkpoint_written_ms`` the modification time of each dir's
+    ``replication-offset-checkpoint``, which a running broker rewrites every
+    ``replica.high.watermark.checkpoint.interval.ms`` (5000 by default) for every dir holding a
+    partition (0.9.0.1, 2.3.0, 3.9.0-rc3 ``ReplicaManager.checkpointHighWatermarks``, scheduled
+    as "highwatermark-checkpoint")."""
 
     log_dirs: tuple[str, ...]
     partitions: tuple[PartitionDir, ...]
     clean_shutdown: dict[str, bool] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    read_at_ms: int | None = None
+    checkpoint_written_ms: dict[str, int | None] = field(default_factory=dict)
+
+    def segments_from_recovery_points(self, log_dirs: set[str] | None = None) -> int:
+        """Segments an unclean start recovers in ``log_dirs`` (all when ``None``), whatever the
+        clean-shutdown marker says now."""
+        return sum(
+            p.segments_from_recovery_point
+            for p in self.partitions
+            if log_dirs is None or p.log_dir in log_dirs
+        )
+
+    def partition_dirs_in(self, log_dir: str) -> int:
+        return sum(1 for p in self.partitions if p.log_dir == log_dir)
 
     @property
     def partition_count(self) -> int:
@@ -128,13 +155,16 @@ def segments_to_recover(bases: Sequence[int], recovery_point: int) -> int:
 
 
 def read_log_dir_totals(
-    log_dirs: Sequence[Path], version: KafkaVersion | None = None
+    log_dirs: Sequence[Path], version: KafkaVersion | None = None, read_at_ms: int | None = None
 ) -> LogDirTotals:
     """List each log dir (read-only). Unreadable entries become ``problems``, not exceptions.
-    ``version`` picks the broker's wording for a checkpoint it cannot read."""
+    ``version`` picks the broker's wording for a checkpoint it cannot read; ``read_at_ms`` is
+    the time of the listing (the caller's clock), for telling a broker that no longer writes
+    its checkpoints."""
     partitions: list[PartitionDir] = []
     clean: dict[str, bool] = {}
     problems: list[str] = []
+    written: dict[str, int | None] = {}
     for log_dir in log_dirs:
         try:
             entries = fs.list_dir(log_dir)
@@ -144,6 +174,9 @@ def read_log_dir_totals(
         names = {e.name for e in entries}
         is_clean = CLEAN_SHUTDOWN_FILE in names
         clean[str(log_dir)] = is_clean
+        written[str(log_dir)] = next(
+            (e.mtime_ms for e in entries if e.name == REPLICATION_CHECKPOINT), None
+        )
         points: dict[str, int] = {}
         if RECOVERY_POINT_CHECKPOINT in names:
             try:
@@ -172,13 +205,16 @@ def read_log_dir_totals(
             )
             bases = tuple(base for base, _ in segments)
             point = points.get(entry.name, 0)
+            unflushed = segments_to_recover(bases, point)
             partitions.append(
                 PartitionDir(
                     name=entry.name,
                     segment_bases=bases,
                     log_bytes=sum(size for _, size in segments),
                     recovery_point=point,
-                    segments_to_recover=0 if is_clean else segments_to_recover(bases, point),
+                    segments_to_recover=0 if is_clean else unflushed,
+                    log_dir=str(log_dir),
+                    segments_from_recovery_point=unflushed,
                 )
             )
     return LogDirTotals(
@@ -186,4 +222,6 @@ def read_log_dir_totals(
         partitions=tuple(partitions),
         clean_shutdown=clean,
         problems=tuple(problems),
+        read_at_ms=read_at_ms,
+        checkpoint_written_ms=written,
     )
