@@ -16,6 +16,7 @@ from offsets_auditor.audit_alternatives import with_cleaner_alternatives, with_s
 from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
 from offsets_auditor.load_calibration import LoadRate, calibrate
+from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
 from offsets_auditor.meta_properties import parse_java_properties
 from offsets_auditor.restart.progress import fold_lines
 from offsets_auditor.version_detection import Detection, detect_version
@@ -33,7 +34,7 @@ def register(subparsers: Any) -> None:
             " deaths with Kafka's own message, passes of the offset map, dirty ratios, what"
             " compaction would retain, and the dedupe buffer that would fix it."
             " Exit status: 0 healthy, 1 warnings, 2 critical findings (3 for usage or config"
-            " errors)."
+            " errors, or a LOGDIR that does not look like a broker log dir)."
         ),
     )
     parser.add_argument("log_dirs", nargs="+", type=Path, metavar="LOGDIR")
@@ -123,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
                 f"offsets-auditor audit: {log_dir} is not a directory (give a broker log dir)",
                 file=sys.stderr,
             )
+            return 3
+        if not looks_like_log_dir(log_dir):
+            print(f"offsets-auditor audit: {not_a_log_dir_message(log_dir)}", file=sys.stderr)
             return 3
     try:
         given = None if args.kafka_version is None else KafkaVersion.parse(args.kafka_version)

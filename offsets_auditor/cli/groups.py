@@ -31,6 +31,7 @@ from offsets_auditor.groups import (
     recover,
     reset_plan_csv,
 )
+from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
 from offsets_auditor.version_detection import Detection, detect_version
 from offsets_auditor.versions import KafkaVersion
 
@@ -48,7 +49,8 @@ def register(subparsers: Any) -> None:
             " transactional commits wait for their COMMIT marker) and print the groups."
             " Forms: 'groups [list] LOGDIR...', 'groups show GROUP LOGDIR...', 'groups export"
             " GROUP LOGDIR... [--topic T]' (the CSV kafka-consumer-groups.sh --reset-offsets"
-            " --from-file reads). 'groups FORM --help' for each form's options."
+            " --from-file reads). 'groups FORM --help' for each form's options. Exit status 3"
+            " when a LOGDIR is not a directory or does not look like a broker log dir."
         ),
     )
     _common_options(parser, argparse.SUPPRESS)
@@ -135,6 +137,13 @@ def run(args: argparse.Namespace) -> int:
         if getattr(form, key) in (None, False):
             setattr(form, key, value)
     out, err = sys.stdout, sys.stderr
+    for logdir in form.logdirs:
+        if not logdir.is_dir():
+            print(f"{_PROG}: {logdir} is not a directory (give a broker log dir)", file=err)
+            return 3
+        if not looks_like_log_dir(logdir):
+            print(f"{_PROG}: {not_a_log_dir_message(logdir)}", file=err)
+            return 3
     try:
         version = None if form.kafka_version is None else KafkaVersion.parse(form.kafka_version)
         detections = [detect_version([d], form.server_log, version) for d in form.logdirs]
