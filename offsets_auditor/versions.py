@@ -58,11 +58,6 @@ _RELEASE_NAMES = (
 RELEASES: tuple[KafkaVersion, ...] = tuple(KafkaVersion.parse(t) for t in _RELEASE_NAMES.split())
 
 
-def first_release_from(version: KafkaVersion) -> KafkaVersion | None:
-    """The oldest release at or after ``version`` (``None`` past the newest known)."""
-    return next((r for r in RELEASES if r >= version), None)
-
-
 def last_release_before(version: KafkaVersion) -> KafkaVersion | None:
     """The newest release strictly before ``version`` (``None`` before the oldest)."""
     return next((r for r in reversed(RELEASES) if r < version), None)

@@ -22,6 +22,7 @@ from offsets_auditor.meta_properties import (
 )
 from offsets_auditor.summary import SegmentTotals, summarize_segment
 from offsets_auditor.version_detection.combine import Detection, detect
+from offsets_auditor.version_detection.file_rules import file_evidence
 from offsets_auditor.version_detection.model import Evidence
 from offsets_auditor.version_detection.observations import (
     LogDirObservation,
@@ -30,11 +31,7 @@ from offsets_auditor.version_detection.observations import (
     RecordFormats,
     ServerLogVersion,
 )
-from offsets_auditor.version_detection.rules import (
-    file_evidence,
-    record_evidence,
-    server_log_evidence,
-)
+from offsets_auditor.version_detection.record_rules import record_evidence, server_log_evidence
 from offsets_auditor.versions import KafkaVersion
 
 _SEGMENT_LOG = re.compile(r"^\d+\.log$")

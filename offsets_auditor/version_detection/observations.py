@@ -1,6 +1,6 @@
 """What version detection looks at, as plain values (collected by :mod:`.collect`, judged by
-:mod:`.rules`): names of files, a few small files' contents, and the record formats of the
-newest segment of each ``__consumer_offsets`` partition."""
+:mod:`.record_rules` and :mod:`.file_rules`): names of files, a few small files' contents, and
+the record formats of the newest segments of each ``__consumer_offsets`` partition."""
 
 from __future__ import annotations
 

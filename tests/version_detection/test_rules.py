@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from offsets_auditor.version_detection.combine import combine, detect
+from offsets_auditor.version_detection.file_rules import file_evidence
 from offsets_auditor.version_detection.model import Evidence, Strength, VersionRange
 from offsets_auditor.version_detection.observations import (
     LogDirObservation,
@@ -14,11 +15,7 @@ from offsets_auditor.version_detection.observations import (
     RecordFormats,
     ServerLogVersion,
 )
-from offsets_auditor.version_detection.rules import (
-    file_evidence,
-    record_evidence,
-    server_log_evidence,
-)
+from offsets_auditor.version_detection.record_rules import record_evidence, server_log_evidence
 from offsets_auditor.versions import KafkaVersion
 
 V = KafkaVersion.parse
