@@ -128,6 +128,8 @@ def detect(evidence: Sequence[Evidence], given: KafkaVersion | None = None) -> D
             f"the lowest version of the detected range {versions} that the emulation models"
             f" ({OLDEST_MODELLED})"
         )
+    elif versions.lowest == versions.highest:
+        used, basis = versions.lowest, "the only version the evidence allows"
     else:
         used = versions.lowest
         basis = f"the lowest version of the detected range {versions}"
