@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml setup.py
 
 demo: $(STAMP)
 	$(BIN)/offsets-auditor dump --summary $(SAMPLE)/__consumer_offsets-*/*.log
-	@$(BIN)/offsets-auditor audit $(SAMPLE) --kafka-version 0.9.0.1 \
+	@$(BIN)/offsets-auditor audit $(SAMPLE) \
 		--broker-config $(SAMPLE)/../broker-server.properties \
 		|| echo "(audit exit status $$?: 2 = critical findings, as expected for this sample)"
 

@@ -26,7 +26,8 @@ from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, Pas
 from offsets_auditor.cleaner.requirements import needed_entries
 from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
 from offsets_auditor.cleaner.threads import Schedule, simulate
-from offsets_auditor.cleaner.verdict import Facts, Outcome, outcome, severity_of
+from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome, severity_of
+from offsets_auditor.cleaner.verdict_facts import emulated_facts
 from offsets_auditor.errors import TruncatedError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState, PartitionGroups
@@ -73,6 +74,9 @@ class PartitionAudit:
     reason: str
     capacity: int
     advice: BufferAdvice | None
+    #: the verdict for each stretch of the detected version range, when they differ
+    #: (``offsets_auditor.audit_alternatives``); empty when every version gives this one
+    alternatives: tuple[VersionVerdict, ...] = ()
 
     @property
     def name(self) -> str:
@@ -118,9 +122,12 @@ def emulate_partition(
     config: CleanerConfig,
     now_ms: int,
     read: SegmentReader = DEFAULT_READ.segment,
+    *,
+    scan: PartitionScan | None = None,
 ) -> Emulated | None:
-    """Scan one offsets partition (with ``read``) and run every pass the cleaner would."""
-    scan = scan_partition(partition, read)
+    """Scan one offsets partition with ``read`` (unless ``scan`` is given: the scan does not
+    depend on the config or version) and run every pass the cleaner would."""
+    scan = scan if scan is not None else scan_partition(partition, read)
     if not scan.segments:
         return None
     key = (OFFSETS_TOPIC, partition.partition)
@@ -198,7 +205,11 @@ def judge(
         blocked_by=e.initial.blocked_by,
         passes_before_blocked=executed,
     )
-    return outcome(facts)
+    return outcome(
+        emulated_facts(
+            facts, config, e.scan.segments, e.initial, e.passes, e.selections, e.needed_entries
+        )
+    )
 
 
 def audit_log_dir(

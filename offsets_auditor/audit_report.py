@@ -9,6 +9,7 @@ from offsets_auditor.audit import BrokerAudit, PartitionAudit
 from offsets_auditor.cleaner.capacity import max_desired_map_size
 from offsets_auditor.cleaner.passes import PassResult
 from offsets_auditor.findings import exit_status
+from offsets_auditor.version_detection import Detection
 
 #: Assumed coordinator load rate when nothing better is known (bytes/s).
 DEFAULT_LOAD_BYTES_PER_SECOND = 50 * 1024 * 1024
@@ -18,12 +19,24 @@ def report_json(
     audits: list[BrokerAudit],
     load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND,
     load_basis: str | None = None,
+    detection: Detection | None = None,
+    emulated: list[str] | None = None,
 ) -> dict[str, Any]:
     """The audit document. ``load_basis`` says where ``load_rate`` (bytes/s) comes from when it
-    was calibrated on the broker's own load times."""
+    was calibrated on the broker's own load times. ``detection`` is how the version was found
+    (``kafka_version``: ``used``, ``basis``, ``given``, ``range``, ``evidence``,
+    ``set_aside``, and ``emulated``: the versions the cleaner was emulated at)."""
     findings = [f for a in audits for f in a.findings]
+    used = str(audits[0].config.kafka_version) if audits else None
+    version: dict[str, Any] = (
+        detection.to_json()
+        if detection is not None
+        else {"used": used, "basis": "given", "given": used, "range": [used, used],
+              "evidence": [], "set_aside": []}
+    )  # fmt: skip
+    version["emulated"] = emulated or [used]
     return {
-        "kafka_version": str(audits[0].config.kafka_version) if audits else None,
+        "kafka_version": version,
         "brokers": [broker_json(a) for a in audits],
         "partitions": [
             partition_json(p, load_rate, load_basis) for a in audits for p in a.partitions
@@ -101,6 +114,7 @@ def partition_json(
             "retained_bytes_exact": all(x.bytes_exact for x in passes) if passes else None,
             "message": e.failure.message if e.failure else None,
             "pass_details": [pass_json(x) for x in passes],
+            "alternatives": [a.to_json() for a in p.alternatives],
         },
         "recommendation": None
         if p.advice is None

@@ -10,7 +10,7 @@ from typing import Any
 
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.indexes import IndexVerdict, Verdict, index_verdicts
-from offsets_auditor.logdir import LogDir
+from offsets_auditor.logdir import LeftoverKind, LogDir
 from offsets_auditor.recovery import PartitionRecoveryPlan, recovery_plan
 from offsets_auditor.versions import KafkaVersion
 
@@ -63,13 +63,32 @@ def index_finding(v: IndexVerdict) -> Finding:
     )
 
 
+#: What each leftover kind is, on a running broker and at the next start (0.9.0.1
+#: ``Log.asyncDeleteSegment``, ``Log.loadSegments``; 2.3.0
+#: ``Log.removeTempFilesAndCollectSwapFiles`` and ``loadSegmentFiles``; 3.9.0-rc3
+#: ``LocalLog.deleteSegmentFiles`` and ``LogLoader.removeTempFilesAndCollectSwapFiles``).
+#: None is a problem: each is info.
+LEFTOVER_TEXT = {
+    LeftoverKind.DELETED: "a segment file renamed .deleted, waiting file.delete.delay.ms"
+    " (log.segment.delete.delay.ms, 60000 by default) before the broker deletes it: normal on a"
+    " running broker (a segment removed by retention or replaced by a clean); if the broker"
+    " stopped first, its next start deletes it",
+    LeftoverKind.CLEANED: "a log cleaner output not swapped in yet: a clean in progress on a"
+    " running broker, or one a stop interrupted; the next start deletes it",
+    LeftoverKind.SWAP: "a cleaned (2.x+: or split) segment being swapped in: in progress on a"
+    " running broker, or a swap a stop interrupted; the next start completes it (2.x+: or drops"
+    " it when a .cleaned file below it shows an unfinished split)",
+    LeftoverKind.ORPHAN_INDEX: "an index file whose .log is gone: on a running broker, a segment"
+    ' being deleted or swapped; the next start deletes it ("Found an orphaned index file")',
+}
+
+
 def leftover_findings(logdir: LogDir) -> list[Finding]:
     return [
         Finding(
             kind="leftover-file",
             severity=Severity.INFO,
-            detail=f"{leftover.kind.value} file left by an interrupted clean, split or deletion;"
-            " the broker removes or completes it at its next start",
+            detail=LEFTOVER_TEXT[leftover.kind],
             file=f"{part.name}/{leftover.file.name}",
             partition=part.name,
         )

@@ -55,3 +55,22 @@ def test_corrupt_indexes_are_the_ones_the_broker_rebuilt(
     assert sum(1 for p in ours for s in p["segments"] if s["reason"] == "unflushed") == recovered
     assert report["brokers"][0]["clean_shutdown"] is False
     assert any(f["kind"] == "unclean-shutdown" for f in report["findings"])
+
+
+def test_deleted_files_are_normal_not_an_interrupted_clean(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The real 2.3.0 broker killed with SIGKILL left .deleted segments: files waiting
+    file.delete.delay.ms, as on any running broker. Info, and said so."""
+    log_dir = Path(__file__).parent / "fixtures" / "kafka-2.3.0" / "unclean-shutdown" / "kafka-logs"
+    main(["audit", str(log_dir), "--json", "--no-groups", "--kafka-version", "2.3.0"])
+    report = json.loads(capsys.readouterr().out)
+    deleted = [
+        f for f in report["findings"] if f["kind"] == "leftover-file" and ".deleted" in f["file"]
+    ]
+    assert deleted
+    for finding in deleted:
+        assert finding["severity"] == "info"
+        assert "waiting file.delete.delay.ms" in finding["detail"]
+        assert "normal on a running broker" in finding["detail"]
+        assert "interrupted" not in finding["detail"]

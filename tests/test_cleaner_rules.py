@@ -26,55 +26,152 @@ HEALTHY = Facts(
     ratio=0.8,
     min_ratio=0.5,
     blocked_by="active segment",
+    clean_bytes=250,
+    dirty_start=0,
+    dirty_end=1000,
+    first_uncleanable=1000,
+    cleaned_to=1000,
+    map_entries=600,
+    capacity=39_321,
+    needed_entries=601,
+)
+#: the real 2.3.0 multi-pass partition with min.cleanable.dirty.ratio=0.5: the map (39,321
+#: entries) fills at 39,321 and 78,642, then the ratio is 0.2861 and [78,642, 117,600) waits
+MAP_FILLED = replace(
+    HEALTHY,
+    passes=2,
+    dirty_end=117_600,
+    first_uncleanable=117_600,
+    cleaned_to=78_642,
+    map_filled_at=(39_321, 78_642),
+    map_entries=39_321,
+    remaining_records=38_958,
+    ratio_after=0.2861,
+    needed_entries=111_001,
+    fix_buffer=2_960_040,
 )
 
 OUTCOME_CASES = [
     # 1. log.cleaner.enable=false: no thread at all, so even a perfectly cleanable partition is
     #    blocked.
-    (1, replace(HEALTHY, cleaner_enabled=False), Outcome.BLOCKED),
+    (1, replace(HEALTHY, cleaner_enabled=False), Outcome.BLOCKED, "runs no cleaner thread"),
     # 2. A 0.9 require() failure ends the thread: thread-death, and it wins over everything below.
     (
         2,
         replace(HEALTHY, failure_message="requirement failed: x", failure_kills_thread=True),
         Outcome.THREAD_DEATH,
+        "requirement failed: x",
     ),
     # 3. The same exception on 2.1+ only marks the partition uncleanable: blocked, thread lives.
-    (3, replace(HEALTHY, failure_message="boom", failure_kills_thread=False), Outcome.BLOCKED),
+    (
+        3,
+        replace(HEALTHY, failure_message="boom", failure_kills_thread=False),
+        Outcome.BLOCKED,
+        "marked uncleanable after: boom",
+    ),
     # 4. Every thread dies elsewhere before this partition's passes happen: blocked although it
-    #    fits.
+    #    fits; the reason says which range its pass would have cleaned.
     (
         4,
         replace(HEALTHY, killed_elsewhere="__consumer_offsets-2", passes_before_blocked=0),
         Outcome.BLOCKED,
+        "one pass would clean [0, 1,000) but none happens: every cleaner thread dies on"
+        " __consumer_offsets-2",
     ),
     # 4b. ...but if all of its passes happen first (two threads, one busy dying), it is cleaned.
     (
         4,
         replace(HEALTHY, killed_elsewhere="__consumer_offsets-2", passes_before_blocked=1),
         Outcome.SINGLE_PASS,
+        "fits the offset map in one pass",
     ),
-    # 5. More than one pass of the offset map: multi-pass (0.10.1+ partial maps).
-    (5, replace(HEALTHY, passes=3), Outcome.MULTI_PASS),
-    # 6. Exactly one pass.
-    (6, HEALTHY, Outcome.SINGLE_PASS),
-    # 7. Nothing cleanable and the last stable offset is what stops it: a hanging transaction.
+    # 5. The map filled and every pass ran to the end of the dirty section: multi-pass, with
+    #    where it filled and the buffer that makes it one pass.
+    (
+        5,
+        replace(MAP_FILLED, passes=3, cleaned_to=117_600, remaining_records=0, ratio_after=0.0),
+        Outcome.MULTI_PASS,
+        "the dirty section [0, 117,600) does not fit the offset map in one pass: the map (39,321"
+        " entries) filled at offsets 39,321, 78,642; 3 passes clean it;"
+        " log.cleaner.dedupe.buffer.size=2960040 holds the 111,001 map entries one pass needs",
+    ),
+    # 5b. The map filled and the dirty ratio then fell to the threshold: still multi-pass (the
+    #     section does not fit one map), and the reason says what stays uncompacted.
+    (
+        5,
+        MAP_FILLED,
+        Outcome.MULTI_PASS,
+        "after 2 passes the dirty ratio is 0.2861, not above min.cleanable.dirty.ratio 0.5, so"
+        " 38,958 records in [78,642, 117,600) stay uncompacted until new writes raise the ratio"
+        " above 0.5 again",
+    ),
+    # 5c. ONE pass whose map filled is not "fits in one pass": multi-pass too.
+    (
+        5,
+        replace(
+            MAP_FILLED,
+            passes=1,
+            cleaned_to=59_999,
+            map_filled_at=(59_999,),
+            remaining_records=57_601,
+            ratio_after=0.4289,
+        ),
+        Outcome.MULTI_PASS,
+        "filled at offset 59,999; after 1 pass the dirty ratio is 0.4289",
+    ),
+    # 6. Several passes although no map filled (the dirty section grew between them).
+    (6, replace(HEALTHY, passes=3), Outcome.MULTI_PASS, "needs 3 passes"),
+    # 7. Exactly one pass, the map never full.
     (
         7,
+        HEALTHY,
+        Outcome.SINGLE_PASS,
+        "the dirty section [0, 1,000) fits the offset map in one pass (600 of 39,321 entries)",
+    ),
+    # 8. Nothing cleanable and the last stable offset is what stops it: a hanging transaction.
+    (
+        8,
         replace(
-            HEALTHY, passes=0, eligible=False, cleanable_bytes=0, blocked_by="open transaction"
+            HEALTHY,
+            passes=0,
+            eligible=False,
+            cleanable_bytes=0,
+            blocked_by="open transaction",
+            first_uncleanable=1605,
         ),
         Outcome.BLOCKED,
+        "an open transaction at offset 1,605 holds the last stable offset back",
     ),
-    # 8. Nothing cleanable before the active segment: nothing to clean (it waits for a roll).
-    (8, replace(HEALTHY, passes=0, eligible=False, cleanable_bytes=0), Outcome.NOTHING_TO_CLEAN),
-    # 9. Dirty bytes exist but the ratio is exactly the threshold: Kafka needs strictly more.
-    (9, replace(HEALTHY, passes=0, eligible=False, ratio=0.5), Outcome.NOT_ELIGIBLE),
+    # 9. Nothing cleanable before the active segment: nothing to clean (it waits for a roll).
+    (
+        9,
+        replace(HEALTHY, passes=0, eligible=False, cleanable_bytes=0),
+        Outcome.NOTHING_TO_CLEAN,
+        "no cleanable data before the active segment",
+    ),
+    # 10. Dirty bytes exist but the ratio is exactly the threshold: Kafka needs strictly more.
+    (
+        10,
+        replace(HEALTHY, passes=0, eligible=False, ratio=0.5, cleanable_bytes=250),
+        Outcome.NOT_ELIGIBLE,
+        "dirty ratio 0.5000 (250 of 500 bytes) is not above min.cleanable.dirty.ratio 0.5",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("rule", "facts", "expected"), OUTCOME_CASES)
-def test_outcome_rules(rule: int, facts: Facts, expected: Outcome) -> None:
-    assert outcome(facts)[0] == expected, f"rule {rule}"
+@pytest.mark.parametrize(("rule", "facts", "expected", "says"), OUTCOME_CASES)
+def test_outcome_rules(rule: int, facts: Facts, expected: Outcome, says: str) -> None:
+    found, reason = outcome(facts)
+    assert found == expected, f"rule {rule}"
+    assert says in reason, f"rule {rule}: {reason}"
+
+
+def test_a_filled_map_is_never_called_a_fit() -> None:
+    for passes in (1, 2):
+        facts = replace(MAP_FILLED, passes=passes, map_filled_at=(39_321,))
+        found, reason = outcome(facts)
+        assert found is Outcome.MULTI_PASS
+        assert "fits" not in reason
 
 
 CAPACITY_CASES = [

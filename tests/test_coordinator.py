@@ -6,7 +6,10 @@ int32 overflow; each case says why it matters.
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +79,51 @@ def test_real_broker_placement(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_rejects_non_positive_partition_count(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["coordinator", "g", "--partitions", "0"]) == 2
+
+
+def test_group_ids_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One id per line; CRLF and LF both end a line; blank lines are skipped; whitespace is
+    part of an id (and warned about); arguments come first."""
+    ids = tmp_path / "groups.txt"
+    ids.write_bytes(b"g1\r\n\n   \nusercenter\n g1 \n-legacy\n")
+    assert main(["coordinator", "orders", "--partitions", "4", "--from-file", str(ids)]) == 0
+    captured = capsys.readouterr()
+    groups = [line.split("\t")[0] for line in captured.out.splitlines()]
+    assert groups == ["orders", "g1", "usercenter", " g1 ", "-legacy"]
+    assert captured.out.splitlines()[1] == "g1\t__consumer_offsets-2"  # the real broker's
+    assert "line 5: group id ' g1 ' has leading or trailing whitespace" in captured.err
+    assert captured.out.splitlines()[3].split("\t")[1] == (
+        f"__consumer_offsets-{coordinator_partition(' g1 ', 4)}"
+    )
+
+
+def test_group_ids_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("группа\nusercenter\n".encode())))
+    assert main(["coordinator", "--partitions", "4", "--from-file", "-", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [x["group"] for x in lines] == ["группа", "usercenter"]
+    assert lines[1]["partition"] == 0
+
+
+def test_bad_group_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes(b"ok\ngr\xfcppe\n")
+    assert main(["coordinator", "--from-file", str(latin1)]) == 2
+    assert "line 2 is not UTF-8" in capsys.readouterr().err
+    assert main(["coordinator", "--from-file", str(tmp_path / "missing")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["coordinator"]) == 2
+    assert "give GROUP ids, --from-file FILE, or both" in capsys.readouterr().err
+
+
+def test_ids_starting_with_a_dash(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coordinator", "--partitions", "4", "--", "-x", "--json"]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == [
+        "-x",
+        "--json",
+    ]
+    with pytest.raises(SystemExit):
+        main(["coordinator", "--help"])
+    assert "-- -legacy-consumers" in capsys.readouterr().out

@@ -53,6 +53,19 @@ FACTS: Final[tuple[Fact, ...]] = (
         "the group coordinator's offsets topic as it is today exists from 0.9.0.0",
     ),
     Fact(
+        "cleaner_enabled_by_default",
+        "0.9.0.1",
+        None,
+        "log.cleaner.enable defaults to true (0.9.0.0 shipped it false; KafkaConfig.Defaults)",
+    ),
+    Fact(
+        "honours_offsets_segment_bytes",
+        "0.10.1",
+        None,
+        "offsets.topic.segment.bytes reaches the topic: before, GroupCoordinator.create never"
+        " passed it on and the topic got segment.bytes=104857600 (KAFKA-3718)",
+    ),
+    Fact(
         "exception_kills_thread",
         "0.0.0",
         "2.1.0",
@@ -136,6 +149,8 @@ class CleanerBehaviour:
 
     version: KafkaVersion
     modelled: bool
+    cleaner_enabled_by_default: bool
+    honours_offsets_segment_bytes: bool
     exception_kills_thread: bool
     reads_transactions: bool
     fast_forwards_segment_gaps: bool
@@ -171,3 +186,15 @@ if {f.name for f in FACTS} != {f.name for f in fields(CleanerBehaviour)} - {"ver
 def behaviour_of(version: KafkaVersion) -> CleanerBehaviour:
     """The cleaner of ``version``: every fact of :data:`FACTS` resolved."""
     return CleanerBehaviour(version=version, **{f.name: f.holds(version) for f in FACTS})
+
+
+def changes() -> tuple[tuple[str, str], ...]:
+    """Every release at which a fact starts or stops holding, with why, in release order."""
+    found: dict[KafkaVersion, list[str]] = {}
+    for fact in FACTS:
+        for edge, verb in ((fact.since, "from"), (fact.until, "until")):
+            if edge is not None and edge != "0.0.0" and fact.name != "modelled":
+                found.setdefault(KafkaVersion.parse(edge), []).append(
+                    f"{fact.name}: {fact.why}" if verb == "from" else f"no longer {fact.name}"
+                )
+    return tuple((str(v), "; ".join(why)) for v, why in sorted(found.items()))

@@ -81,7 +81,7 @@ _TOPIC_LEVEL = {k for k in _PROPERTIES if not k.startswith(("log.", "offsets.", 
 
 def default_cleaner_enabled(version: KafkaVersion) -> bool:
     """``log.cleaner.enable`` defaults to false up to 0.9.0.0 and to true from 0.9.0.1."""
-    return version.at_least("0.9.0.1")
+    return behaviour_of(version).cleaner_enabled_by_default
 
 
 def cleaner_config(
@@ -95,6 +95,7 @@ def cleaner_config(
     Raises :class:`ConfigError` for values the broker would refuse, with its message.
     """
     version = KafkaVersion.parse(kafka_version or DEFAULT_KAFKA_VERSION)
+    behaviour = behaviour_of(version)
     values: dict[str, Any] = {}
     merged: dict[str, str] = {}
     for key, value in properties:
@@ -104,7 +105,7 @@ def cleaner_config(
     for key in sorted(merged, key=lambda k: k in _TOPIC_LEVEL):
         if key not in _PROPERTIES:
             continue
-        if key == "offsets.topic.segment.bytes" and not version.at_least("0.10.1"):
+        if key == "offsets.topic.segment.bytes" and not behaviour.honours_offsets_segment_bytes:
             # KAFKA-3718: before 0.10.1.0 GroupCoordinator.create never passed it on; the topic
             # was created with segment.bytes=104857600 (a topic override still applies)
             continue

@@ -6,19 +6,24 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from offsets_auditor import fs
 from offsets_auditor.audit import BrokerAudit, audit_log_dir
+from offsets_auditor.audit_alternatives import with_cleaner_alternatives, with_startup_alternatives
 from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
 from offsets_auditor.cli.options import add_reader_option
 from offsets_auditor.load_calibration import LoadRate, calibrate
+from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
 from offsets_auditor.meta_properties import parse_java_properties
 from offsets_auditor.reading import ReadOptions
 from offsets_auditor.restart.progress import fold_lines
-from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
+from offsets_auditor.version_detection import Detection, detect_version
+from offsets_auditor.version_detection.spans import CLEANER_CHANGES, STARTUP_CHANGES, Span, spans
+from offsets_auditor.versions import KafkaVersion
 
 
 def register(subparsers: Any) -> None:
@@ -31,7 +36,7 @@ def register(subparsers: Any) -> None:
             " deaths with Kafka's own message, passes of the offset map, dirty ratios, what"
             " compaction would retain, and the dedupe buffer that would fix it."
             " Exit status: 0 healthy, 1 warnings, 2 critical findings (3 for usage or config"
-            " errors)."
+            " errors, or a LOGDIR that does not look like a broker log dir)."
         ),
     )
     parser.add_argument("log_dirs", nargs="+", type=Path, metavar="LOGDIR")
@@ -42,7 +47,9 @@ def register(subparsers: Any) -> None:
         "--kafka-version",
         default=None,
         metavar="VERSION",
-        help=f"the broker's Kafka version, e.g. 0.9.0.1 or 2.3.0 (default {DEFAULT_KAFKA_VERSION})",
+        help="the broker's Kafka version, e.g. 0.9.0.1 or 2.3.0 (default: detected from the log"
+        " dirs and --server-log; the lowest version they allow, and the verdicts of the rest of"
+        " that range where they differ)",
     )
     parser.add_argument(
         "--dedupe-buffer-size", metavar="BYTES", help="log.cleaner.dedupe.buffer.size"
@@ -75,7 +82,8 @@ def register(subparsers: Any) -> None:
         "--server-log",
         type=Path,
         metavar="FILE",
-        help="the broker's server.log: its coordinator load times calibrate the load estimates",
+        help="the broker's server.log (or kafkaServer.out): its version line pins the Kafka"
+        " version, its coordinator load times calibrate the load estimates",
     )
     parser.add_argument(
         "--no-groups",
@@ -113,19 +121,6 @@ def run(args: argparse.Namespace) -> int:
             )
             return 3
         properties = parse_java_properties(text)
-    try:
-        config = cleaner_config(properties, overrides, args.kafka_version)
-    except (ConfigError, ValueError) as error:
-        print(
-            f"offsets-auditor audit: the broker would refuse this config: {error}", file=sys.stderr
-        )
-        return 3
-    now_ms = args.now if args.now is not None else int(time.time() * 1000)
-    given = dict(properties) | overrides
-    partitions_count = (
-        config.offsets_topic_partitions if "offsets.topic.num.partitions" in given else None
-    )
-    audits = []
     for log_dir in args.log_dirs:
         if not log_dir.is_dir():
             print(
@@ -133,18 +128,48 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 3
+        if not looks_like_log_dir(log_dir):
+            print(f"offsets-auditor audit: {not_a_log_dir_message(log_dir)}", file=sys.stderr)
+            return 3
+    try:
+        given = None if args.kafka_version is None else KafkaVersion.parse(args.kafka_version)
+    except ValueError as error:
+        print(f"offsets-auditor audit: {error}", file=sys.stderr)
+        return 3
+    detection = detect_version(args.log_dirs, args.server_log, given)
+    try:
+        config = cleaner_config(properties, overrides, str(detection.used))
+    except (ConfigError, ValueError) as error:
+        print(
+            f"offsets-auditor audit: the broker would refuse this config: {error}", file=sys.stderr
+        )
+        return 3
+    now_ms = args.now if args.now is not None else int(time.time() * 1000)
+    merged = dict(properties) | overrides
+    partitions_count = (
+        config.offsets_topic_partitions if "offsets.topic.num.partitions" in merged else None
+    )
+    cleaner_stretches = _stretches(detection, properties, overrides)
+    startup_stretches = (
+        spans(detection.range, STARTUP_CHANGES, detection.used) if detection.detected else []
+    )
+    audits = []
+    for log_dir in args.log_dirs:
         if sys.stderr.isatty():
             print(f"auditing {log_dir} ...", file=sys.stderr, flush=True)
-        audits.append(
-            audit_log_dir(
-                log_dir,
-                config,
-                now_ms,
-                partitions_count=partitions_count,
-                with_groups=not args.no_groups,
-                read=ReadOptions(backend=args.reader),
-            )
+        audit = audit_log_dir(
+            log_dir,
+            config,
+            now_ms,
+            partitions_count=partitions_count,
+            with_groups=not args.no_groups,
+            read=ReadOptions(backend=args.reader),
         )
+        audit = with_cleaner_alternatives(audit, cleaner_stretches, now_ms)
+        audits.append(with_startup_alternatives(audit, startup_stretches))
+    if audits and detection.findings():
+        first = audits[0]
+        audits[0] = replace(first, findings=(*detection.findings(), *first.findings))
     load_rate, load_basis = args.load_rate * 1048576, None
     if args.server_log is not None:
         try:
@@ -157,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
             return 3
         if calibrated is not None:
             load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
-    report = report_json(audits, load_rate, load_basis)
+    emulated = [str(span.first) for span, _ in cleaner_stretches] or [str(detection.used)]
+    report = report_json(audits, load_rate, load_basis, detection, emulated)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -167,13 +193,32 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+def _stretches(
+    detection: Detection, properties: list[tuple[str, str]], overrides: dict[str, str]
+) -> list[tuple[Span, CleanerConfig]]:
+    """The config of each stretch of the detected range where the cleaner behaves differently
+    (none when the operator gave the version). A stretch whose broker would refuse the config
+    is left out."""
+    if not detection.detected:
+        return []
+    found = []
+    for span in spans(detection.range, CLEANER_CHANGES, detection.lowest_modelled):
+        try:
+            found.append((span, cleaner_config(properties, overrides, str(span.first))))
+        except (ConfigError, ValueError):
+            continue
+    return found
+
+
 def print_text(report: dict[str, Any]) -> None:
     out = sys.stdout
+    print_version(report["kafka_version"], out)
     for broker in report["brokers"]:
         c = broker["cleaner"]
         out.write(
-            f"broker {broker['broker_id']} ({broker['log_dir']}), Kafka {report['kafka_version']}:"
-            f" cleaner {'enabled' if c['enabled'] else 'DISABLED'}, {c['threads']} thread(s),"
+            f"broker {broker['broker_id']} ({broker['log_dir']}), Kafka"
+            f" {report['kafka_version']['used']}: cleaner"
+            f" {'enabled' if c['enabled'] else 'DISABLED'}, {c['threads']} thread(s),"
             f" offset map capacity {c['capacity']:,} keys per thread\n"
         )
     out.write(
@@ -193,6 +238,16 @@ def print_text(report: dict[str, Any]) -> None:
         )
         if cleaner["outcome"] not in ("single-pass", "nothing-to-clean"):
             out.write(f"    {cleaner['reason']}\n")
+        used = report["kafka_version"]["used"]
+        for alternative in cleaner["alternatives"]:
+            first, last = alternative["kafka_versions"]
+            if first == used:
+                continue
+            versions = first if first == last else f"{first} to {last}"
+            out.write(
+                f"    but Kafka {versions} would give: {alternative['outcome']},"
+                f" {alternative['passes']} pass(es): {alternative['reason']}\n"
+            )
         if p["recommendation"]:
             out.write(f"    fix: {p['recommendation']['arithmetic']}\n")
     for broker in report["brokers"]:
@@ -227,3 +282,21 @@ def calibrate_from_log(
     }
     loads = [(x.partition, x.load_ms) for x in progress.coordinator_loads if x.load_ms is not None]
     return calibrate(loads, sizes, str(server_log))
+
+
+def print_version(version: dict[str, Any], out: Any) -> None:
+    """Which Kafka version the audit used, and the evidence for it."""
+    low, high = version["range"]
+    detected = low if low == high else f"{low} to {high}"
+    if version["given"] is not None:
+        out.write(f"Kafka {version['used']} (--kafka-version); the files say {detected}\n")
+    else:
+        out.write(f"Kafka {version['used']}: {version['basis']}\n")
+    if len(version["emulated"]) > 1:
+        out.write(f"  cleaner emulated at {', '.join(version['emulated'])} (where it changes)\n")
+    for e in version["evidence"]:
+        where = f" ({e['file']})" if e["file"] else ""
+        out.write(f"  {e['implies']:<22} {e['seen']}{where}\n")
+    for e in version["set_aside"]:
+        out.write(f"  set aside: {e['implies']} {e['seen']}\n")
+    out.write("\n")

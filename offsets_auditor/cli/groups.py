@@ -2,9 +2,12 @@
 
 Three forms::
 
-    offsets-auditor groups [list] LOGDIR... [--kafka-version V] [--json]
+    offsets-auditor groups [list] LOGDIR... [--kafka-version V] [--server-log F] [--json]
     offsets-auditor groups show GROUP LOGDIR... [--kafka-version V] [--json]
     offsets-auditor groups export GROUP LOGDIR... [--topic T ...] [--kafka-version V]
+
+Without ``--kafka-version`` each LOGDIR's version is detected from its own files (and the
+server log): ``offsets_auditor.version_detection``.
 
 ``export`` prints exactly the CSV ``kafka-consumer-groups.sh --reset-offsets --from-file``
 reads (``offsets_auditor.groups.export``), so a stuck group's position can be given to a NEW
@@ -20,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from offsets_auditor.findings import exit_status
+from offsets_auditor.findings import Finding, exit_status
 from offsets_auditor.groups import (
     ExportError,
     GroupsRecovery,
@@ -28,9 +31,11 @@ from offsets_auditor.groups import (
     recover,
     reset_plan_csv,
 )
+from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
 from offsets_auditor.reader.segment import Backend
 from offsets_auditor.reading import ReadOptions
-from offsets_auditor.versions import DEFAULT_KAFKA_VERSION
+from offsets_auditor.version_detection import Detection, detect_version
+from offsets_auditor.versions import KafkaVersion
 
 _FORMS = ("list", "show", "export")
 _PROG = "offsets-auditor groups"
@@ -46,7 +51,8 @@ def register(subparsers: Any) -> None:
             " transactional commits wait for their COMMIT marker) and print the groups."
             " Forms: 'groups [list] LOGDIR...', 'groups show GROUP LOGDIR...', 'groups export"
             " GROUP LOGDIR... [--topic T]' (the CSV kafka-consumer-groups.sh --reset-offsets"
-            " --from-file reads). 'groups FORM --help' for each form's options."
+            " --from-file reads). 'groups FORM --help' for each form's options. Exit status 3"
+            " when a LOGDIR is not a directory or does not look like a broker log dir."
         ),
     )
     _common_options(parser, argparse.SUPPRESS)
@@ -59,9 +65,17 @@ def register(subparsers: Any) -> None:
 def _common_options(parser: argparse.ArgumentParser, default: Any) -> None:
     parser.add_argument(
         "--kafka-version",
-        default=default if default is argparse.SUPPRESS else DEFAULT_KAFKA_VERSION,
+        default=default if default is argparse.SUPPRESS else None,
         metavar="VERSION",
-        help=f"the broker's Kafka version, e.g. 0.9.0.1 or 2.3.0 (default {DEFAULT_KAFKA_VERSION})",
+        help="the broker's Kafka version, e.g. 0.9.0.1 or 2.3.0 (default: detected from each"
+        " log dir and --server-log; the lowest version they allow)",
+    )
+    parser.add_argument(
+        "--server-log",
+        type=Path,
+        default=default if default is argparse.SUPPRESS else None,
+        metavar="FILE",
+        help="the broker's server.log (or kafkaServer.out): its version line pins the version",
     )
     parser.add_argument(
         "--partitions",
@@ -129,40 +143,72 @@ def run(args: argparse.Namespace) -> int:
         words.insert(0, "list")
     given = {k: v for k, v in vars(args).items() if k in _option_names()}
     form = _form_parser().parse_args(words, namespace=argparse.Namespace(**given))
+    for key, value in given.items():  # the form's own defaults replace options given before it
+        if getattr(form, key) in (None, False):
+            setattr(form, key, value)
     out, err = sys.stdout, sys.stderr
+    for logdir in form.logdirs:
+        if not logdir.is_dir():
+            print(f"{_PROG}: {logdir} is not a directory (give a broker log dir)", file=err)
+            return 3
+        if not looks_like_log_dir(logdir):
+            print(f"{_PROG}: {not_a_log_dir_message(logdir)}", file=err)
+            return 3
     try:
-        recoveries = [_recover(form, logdir) for logdir in form.logdirs]
+        version = None if form.kafka_version is None else KafkaVersion.parse(form.kafka_version)
+        detections = [detect_version([d], form.server_log, version) for d in form.logdirs]
+        recoveries = [
+            _recover(form, logdir, detection)
+            for logdir, detection in zip(form.logdirs, detections, strict=True)
+        ]
     except ValueError as error:
         print(f"{_PROG}: {error}", file=err)
         return 2
     if form.form == "list":
-        return _list(out, form, recoveries)
+        return _list(out, form, recoveries, detections)
+    for logdir, detection in zip(form.logdirs, detections, strict=True):
+        for finding in detection.findings():
+            print(f"{_PROG}: {logdir}: {finding.kind}: {finding.detail}", file=err)
     return _one_group(out, err, form, recoveries)
 
 
 def _option_names() -> set[str]:
-    return {"kafka_version", "partitions", "new_coordinator", "json"}
+    return {"kafka_version", "server_log", "partitions", "new_coordinator", "json", "reader"}
 
 
-def _recover(form: argparse.Namespace, logdir: Path) -> GroupsRecovery:
+def _recover(form: argparse.Namespace, logdir: Path, detection: Detection) -> GroupsRecovery:
     new = None if form.new_coordinator is None else form.new_coordinator == "yes"
     return recover(
         logdir,
-        form.kafka_version,
+        detection.used,
         form.partitions,
         new_coordinator=new,
         read=ReadOptions(backend=form.reader),
     )
 
 
-def _list(out: TextIO, form: argparse.Namespace, recoveries: list[GroupsRecovery]) -> int:
+def _version_line(detection: Detection) -> str:
+    """How the version was found, in one line."""
+    if detection.given is not None:
+        return f"  Kafka {detection.given} as given (the files say {detection.range})"
+    return f"  Kafka {detection.used}: {detection.basis}"
+
+
+def _list(
+    out: TextIO,
+    form: argparse.Namespace,
+    recoveries: list[GroupsRecovery],
+    detections: list[Detection],
+) -> int:
     status = 0
-    for logdir, recovery in zip(form.logdirs, recoveries, strict=True):
-        status = max(status, exit_status(list(recovery.findings)))
+    for logdir, recovery, detection in zip(form.logdirs, recoveries, detections, strict=True):
+        findings: list[Finding] = [*detection.findings(), *recovery.findings]
+        status = max(status, exit_status(findings))
         if form.json:
-            out.write(json.dumps(_recovery_json(logdir, recovery), ensure_ascii=False) + "\n")
+            data = _recovery_json(logdir, recovery, detection, findings)
+            out.write(json.dumps(data, ensure_ascii=False) + "\n")
             continue
-        out.write(f"{logdir}: {recovery.rules.label}\n")
+        out.write(f"{logdir}: {recovery.rules.label}\n{_version_line(detection)}\n")
         out.write(
             f"{'GROUP':<32} {'PARTITION':>9} {'STATE':<26} {'MEMBERS':>7} {'OFFSETS':>7}"
             f" {'PENDING':>7}\n"
@@ -173,15 +219,17 @@ def _list(out: TextIO, form: argparse.Namespace, recoveries: list[GroupsRecovery
                 f" {len(g.members):>7} {len(g.offsets):>7}"
                 f" {len(g.pending_transactional_offsets):>7}\n"
             )
-        for finding in recovery.findings:
+        for finding in findings:
             out.write(f"{finding.severity.value}: {finding.kind}: {finding.detail}\n")
     return status
 
 
-def _recovery_json(logdir: Path, recovery: GroupsRecovery) -> dict[str, object]:
+def _recovery_json(
+    logdir: Path, recovery: GroupsRecovery, detection: Detection, findings: list[Finding]
+) -> dict[str, object]:
     return {
         "log_dir": str(logdir),
-        "kafka_version": str(recovery.rules.version),
+        "kafka_version": detection.to_json(),
         "new_coordinator": recovery.rules.new_coordinator,
         "groups": [g.to_json() for g in recovery.groups],
         "partitions": [
@@ -194,7 +242,7 @@ def _recovery_json(logdir: Path, recovery: GroupsRecovery) -> dict[str, object]:
             }
             for p in recovery.partitions
         ],
-        "findings": [f.to_dict() for f in recovery.findings],
+        "findings": [f.to_dict() for f in findings],
     }
 
 

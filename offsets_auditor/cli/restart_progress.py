@@ -7,8 +7,13 @@ Reads the broker's own lines for the LAST startup in the file: log loading (part
 segments recovered, index files rebuilt, "Logs loading complete"), then the group coordinator's
 loading of ``__consumer_offsets`` partitions with the milliseconds the broker printed, and an
 ETA for what remains with its basis. LOGDIR (the broker's ``log.dirs``, read-only) gives the
-totals: partition directories, segments from each recovery point on, ``__consumer_offsets``
-sizes. Without it, totals are what the log announces (3.x), else unknown.
+totals while the logs load: partition directories, segments from each recovery point on,
+``__consumer_offsets`` sizes. Without it, totals are what the log announces (3.x), else
+unknown. Once log loading is over, what the broker logged is the total (the dirs as read now
+describe a later state). The phase is as of the last line; with LOGDIR, a broker whose log
+just ends but which no longer rewrites replication-offset-checkpoint reads ``not-running``
+(killed with SIGKILL, OOM-killed), and one whose dirs hold the clean-shutdown marker again
+``stopped``.
 
 ``--follow`` keeps reading as the file grows, across rotation and truncation, and prints the
 progress again after each growth (``--json``: one JSON object per line per update).
@@ -21,6 +26,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,8 +41,9 @@ from offsets_auditor.restart.follow import (
     follow_progress,
 )
 from offsets_auditor.restart.log_dir_totals import read_log_dir_totals
-from offsets_auditor.restart.log_lines import patterns_for
+from offsets_auditor.restart.log_lines import patterns_for, patterns_for_range
 from offsets_auditor.restart.progress import ProgressFold, RestartProgress
+from offsets_auditor.version_detection import Detection, detect_version
 from offsets_auditor.versions import KafkaVersion
 
 NAME = "restart-progress"
@@ -71,7 +78,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--kafka-version",
         metavar="V",
-        help="the broker's Kafka version (e.g. 0.9.0.1, 2.3.0, 3.9); default: every wording",
+        help="the broker's Kafka version (e.g. 0.9.0.1, 2.3.0, 3.9); default: detected from the"
+        " server log's version line and LOGDIR, and the wordings of every version they allow",
     )
     parser.set_defaults(handler=run)
 
@@ -98,14 +106,21 @@ def run_with(
     if args.follow and not args.interval > 0:
         print(f"{NAME}: --interval must be a positive number of seconds", file=err)
         return 2
-    totals = read_log_dir_totals(args.log_dirs) if args.log_dirs else None
-    fold = ProgressFold(None if version is None else str(version), totals, patterns_for(version))
+    detection = detect_version(args.log_dirs, args.server_log, version)
+    now_ms = int(time.time() * 1000)
+    totals = read_log_dir_totals(args.log_dirs, detection.used, now_ms) if args.log_dirs else None
+    if version is not None:
+        fold = ProgressFold(str(version), totals, patterns_for(version))
+    else:
+        label = f"{detection.range} (detected)" if detection.evidence else None
+        patterns = patterns_for_range(detection.range.since, detection.range.until)
+        fold = ProgressFold(label, totals, patterns)
     feeder = LineFeeder(fold)
     server_log: Path = args.server_log
     show: Callable[[Update], None] = (
-        (lambda u: _print_json(u, server_log, out))
+        (lambda u: _print_json(u, server_log, out, detection))
         if args.json
-        else (lambda u: _print_text(u, server_log, out))
+        else (lambda u: _print_text(u, server_log, out, detection))
     )
     with LineFollower(server_log) as follower:
         if not args.follow:
@@ -114,6 +129,9 @@ def run_with(
             except OSError as e:
                 print(f"{NAME}: cannot read {server_log}: {e.strerror or e}", file=err)
                 return 2
+            # the log's age, with the log dirs', tells a broker killed without a line (one read
+            # only: when following, the listing ages while the log grows)
+            fold.log_mtime_ms = fs.file_info(server_log).mtime_ms
             for raw in follower.poll():
                 feeder.feed(raw)
             for raw in follower.flush():
@@ -132,19 +150,25 @@ def run_with(
     return 0
 
 
-def _print_json(update: Update, server_log: Path, out: TextIO) -> None:
+def _print_json(update: Update, server_log: Path, out: TextIO, detection: Detection) -> None:
     data: dict[str, object] = {"server_log": str(server_log), "update": update.number}
     data.update(update.progress.to_dict())
+    data["kafka_version_detection"] = {
+        **detection.to_json(),
+        "findings": [f.to_dict() for f in detection.findings()],
+    }
     data["lines_read"] = update.lines_read
     data["idle_seconds"] = update.idle_seconds
     out.write(json.dumps(data, sort_keys=False) + "\n")
     out.flush()
 
 
-def _print_text(update: Update, server_log: Path, out: TextIO) -> None:
+def _print_text(update: Update, server_log: Path, out: TextIO, detection: Detection) -> None:
     if update.number > 1:
         out.write("\n")
     out.write(render_text(update.progress, server_log, update) + "\n")
+    for finding in detection.findings():
+        out.write(f"note: {finding.kind}: {finding.detail}\n")
     out.flush()
 
 
@@ -225,7 +249,7 @@ def render_text(progress: RestartProgress, server_log: Path, update: Update | No
     if not p.estimates:
         lines.append(
             "  nothing left to estimate"
-            if p.phase in ("started", "shutting-down")
+            if p.phase in ("started", "shutting-down", "stopped", "not-running")
             else "  none yet"
         )
     for estimate in p.estimates:

@@ -48,11 +48,12 @@ class LogsLoadingStarted:
 
 @dataclass(frozen=True, slots=True)
 class LogDirAnnounced:
-    """3.5+: how many partition dirs one log dir holds, and whether it shut down cleanly."""
+    """How one log dir's loading starts: whether it shut down cleanly (so nothing is
+    recovered) and, 3.5+, how many partition dirs it holds (``None`` in 2.8-3.4's wording)."""
 
     at: datetime
     log_dir: str
-    logs: int
+    logs: int | None
     clean_shutdown: bool | None
 
 

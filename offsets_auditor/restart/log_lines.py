@@ -71,6 +71,7 @@ __all__ = [
     "parse_line",
     "parse_timestamp",
     "patterns_for",
+    "patterns_for_range",
 ]
 
 #: The topic whose partitions the group coordinator loads.
@@ -219,6 +220,14 @@ def _dir_clean(m: re.Match[str], at: datetime) -> Event:
     return LogDirAnnounced(at, m["dir"], int(m["n"]), clean_shutdown=True)
 
 
+def _dir_unclean_all(m: re.Match[str], at: datetime) -> Event:
+    return LogDirAnnounced(at, m["dir"], None, clean_shutdown=False)
+
+
+def _dir_clean_all(m: re.Match[str], at: datetime) -> Event:
+    return LogDirAnnounced(at, m["dir"], None, clean_shutdown=True)
+
+
 def _dir_empty(m: re.Match[str], at: datetime) -> Event:
     return LogDirAnnounced(at, m["dir"], 0, clean_shutdown=None)
 
@@ -353,6 +362,17 @@ PATTERNS: tuple[LinePattern, ...] = (
     _row("loading-logs-dirs", r"^Loading logs from log dirs (?P<dirs>.*)$", "Loading logs",
          ("LogManager",), "2.6.0", None,
          _LOG_MANAGER + ' loadLogs(): info(s"Loading logs from log dirs $liveLogDirs")', _loading),
+    # 2.8.0 (KAFKA-10471) deletes the clean-shutdown marker as loading starts: from then on only
+    # these lines say whether a dir recovers
+    _row("dir-unclean-all",
+         r"^Attempting recovery for all logs in (?P<dir>.+) since no clean shutdown file was "
+         r"found$",
+         "since no clean shutdown file", ("LogManager",), "2.8.0", "3.5.0",
+         _LOG_MANAGER + " loadLogs()", _dir_unclean_all),
+    _row("dir-clean-all",
+         r"^Skipping recovery for all logs in (?P<dir>.+) since clean shutdown file was found$",
+         "Skipping recovery for all logs", ("LogManager",), "2.8.0", "3.5.0",
+         _LOG_MANAGER + " loadLogs()", _dir_clean_all),
     _row("dir-unclean",
          r"^Recovering (?P<n>\d+) logs from (?P<dir>.+) since no clean shutdown file was found$",
          "since no clean shutdown file", ("LogManager",), "3.5.0", None,
@@ -541,6 +561,17 @@ def patterns_for(version: KafkaVersion | None) -> tuple[LinePattern, ...]:
     if version is None:
         return PATTERNS
     return tuple(p for p in PATTERNS if p.applies_to(version))
+
+
+def patterns_for_range(since: KafkaVersion, until: KafkaVersion | None) -> tuple[LinePattern, ...]:
+    """The rows some broker of ``[since, until)`` prints (``until`` exclusive, ``None`` for no
+    upper bound): the wordings to try when the version is known only as a range."""
+    return tuple(
+        p
+        for p in PATTERNS
+        if (until is None or KafkaVersion.parse(p.since) < until)
+        and (p.until is None or since < KafkaVersion.parse(p.until))
+    )
 
 
 _ANY_NEEDLE = re.compile("|".join(sorted({re.escape(p.needle) for p in PATTERNS})))

@@ -56,6 +56,12 @@ from offsets_auditor.restart.log_lines import (
     parse_timestamp,
     patterns_for,
 )
+from offsets_auditor.restart.startup_state import (
+    partitions_total_of,
+    segments_total_of,
+    state_notes,
+    stopped_phase,
+)
 from offsets_auditor.versions import KafkaVersion
 
 
@@ -180,6 +186,9 @@ class ProgressFold:
     kafka_version: str | None = None
     totals: LogDirTotals | None = None
     patterns: tuple[LinePattern, ...] = PATTERNS
+    #: when the server log was last modified (epoch ms, the caller's clock), for telling a
+    #: broker that stopped without a line (``startup_state.stopped_phase``); ``None``: not known
+    log_mtime_ms: int | None = None
     last_timestamped_line: str | None = None
     startups_seen: int = 0
     kafka_version_seen: str | None = None
@@ -192,6 +201,7 @@ class ProgressFold:
     loading_duration_ms: int | None = None
     loaded: dict[str, LogLoaded] = field(default_factory=dict)
     announced_by_dir: dict[str, int] = field(default_factory=dict)
+    clean_by_dir: dict[str, bool] = field(default_factory=dict)
     announced_logs: int | None = None
     recovering: list[SegmentRecovering] = field(default_factory=list)
     unflushed_by_partition: dict[str, int] = field(default_factory=dict)
@@ -223,7 +233,7 @@ class ProgressFold:
         self.saw_line(event.at)
         if isinstance(event, BrokerStarting):
             startups = self.startups_seen
-            fresh = ProgressFold(self.kafka_version, self.totals, self.patterns)
+            fresh = ProgressFold(self.kafka_version, self.totals, self.patterns, self.log_mtime_ms)
             fresh.last_timestamped_line = self.last_timestamped_line
             self.__dict__.update(fresh.__dict__)
             self.startups_seen = startups + 1
@@ -245,7 +255,10 @@ class ProgressFold:
                     self.announced_logs = event.logs
         elif isinstance(event, LogDirAnnounced):
             if self._in_loading_window:
-                self.announced_by_dir[event.log_dir] = event.logs
+                if event.logs is not None:
+                    self.announced_by_dir[event.log_dir] = event.logs
+                if event.clean_shutdown is not None:
+                    self.clean_by_dir[event.log_dir] = event.clean_shutdown
         elif isinstance(event, LogLoaded):
             if self._in_loading_window:
                 self.loaded[event.partition] = event
@@ -328,33 +341,6 @@ def fold_lines(
 # --- snapshot and estimates -------------------------------------------------------------------
 
 
-def _partitions_total(f: ProgressFold) -> tuple[int | None, str | None]:
-    if f.totals is not None:
-        return f.totals.partition_count, "log dir listing (partition directories)"
-    if f.announced_logs is not None:
-        return f.announced_logs, 'broker log ("Loaded N logs")'
-    if f.announced_by_dir:
-        dirs = len(f.announced_by_dir)
-        return sum(f.announced_by_dir.values()), f"broker log (per-log-dir counts, {dirs} dir(s))"
-    return None, None
-
-
-def _segments_total(f: ProgressFold) -> tuple[int | None, str | None]:
-    if f.totals is not None:
-        if f.totals.clean_shutdown and all(f.totals.clean_shutdown.values()):
-            return 0, "log dir listing (clean shutdown marker present: no recovery)"
-        return (
-            f.totals.segments_to_recover,
-            "log dir listing (segments from each partition's recovery point on)",
-        )
-    if f.unflushed_by_partition:
-        return (
-            sum(f.unflushed_by_partition.values()),
-            f"broker log (k/n counters, {len(f.unflushed_by_partition)} partition(s) so far)",
-        )
-    return None, None
-
-
 def _with_disk_bytes(f: ProgressFold) -> tuple[CoordinatorLoad, ...]:
     if f.totals is None:
         return tuple(f.loads)
@@ -370,7 +356,9 @@ def _with_disk_bytes(f: ProgressFold) -> tuple[CoordinatorLoad, ...]:
 def _phase(f: ProgressFold, coordinator_remaining: int, coordinator_queued: int) -> str:
     """One word for where the startup is. ``loading-coordinator``: a ``__consumer_offsets``
     load is started or queued; ``awaiting-coordinator``: none is, but LOGDIR holds partitions
-    not loaded yet (they load once this broker becomes their leader, if it does)."""
+    not loaded yet (they load once this broker becomes their leader, if it does);
+    ``stopped``/``not-running``: the log ends but the log dirs show the broker is gone
+    (``startup_state.stopped_phase``). Every other phase is as of the log's last line."""
     if f.shutting_down_at is not None:
         return "shutting-down"
     if f.startups_seen == 0 and f.loading_started_at is None and not f.loads:
@@ -379,6 +367,9 @@ def _phase(f: ProgressFold, coordinator_remaining: int, coordinator_queued: int)
         return "starting"
     if f.loading_completed_at is None:
         return "loading-logs"
+    stopped = stopped_phase(f)
+    if stopped is not None:
+        return stopped[0]
     if coordinator_queued > 0:
         return "loading-coordinator"
     if coordinator_remaining > 0:
@@ -395,8 +386,8 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
 
 
 def _snapshot(f: ProgressFold) -> RestartProgress:
-    partitions_total, partitions_source = _partitions_total(f)
-    segments_total, segments_source = _segments_total(f)
+    partitions_total, partitions_source = partitions_total_of(f)
+    segments_total, segments_source = segments_total_of(f)
     loads = _with_disk_bytes(f)
     sizes = f.totals.offsets_partition_bytes() if f.totals is not None else {}
     for load in loads:
@@ -417,6 +408,7 @@ def _snapshot(f: ProgressFold) -> RestartProgress:
         coordinator_total, coordinator_source = None, None
     if f.startups_seen == 0:
         notes.append("no startup line in the log: counting from its first line")
+    notes.extend(state_notes(f))
 
     estimates: list[Estimate] = []
     loading_open = f.loading_completed_at is None and (

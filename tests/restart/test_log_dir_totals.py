@@ -14,6 +14,7 @@ from offsets_auditor.restart.log_dir_totals import (
     read_log_dir_totals,
     segments_to_recover,
 )
+from offsets_auditor.versions import KafkaVersion
 from tests.restart.kafka_lines import FIXTURES, real_unclean_logs
 
 # (bases, recovery point, segments recovered, why)
@@ -34,10 +35,48 @@ def test_segments_to_recover(bases: list[int], point: int, expected: int, why: s
 
 
 def test_parse_recovery_points() -> None:
-    text = "0\n3\n__consumer_offsets 3 40000\nt1 0 1\nbroken line\n"
-    assert parse_recovery_points(text) == {"__consumer_offsets-3": 40000, "t1-0": 1}
-    assert parse_recovery_points("1\n0\n") == {}, "unknown checkpoint version: nothing trusted"
-    assert parse_recovery_points("") == {}
+    text = "0\n2\n__consumer_offsets 3 40000\nt1 0 1\n"
+    assert parse_recovery_points(text).points == {"__consumer_offsets-3": 40000, "t1-0": 1}
+    assert parse_recovery_points(text).problem is None
+    assert parse_recovery_points("").points == {}, "an empty file reads as no entries"
+
+
+# A checkpoint the broker cannot read: LogManager.loadLogs catches the exception, warns
+# "Resetting the recovery checkpoint to 0" and recovers EVERY partition of the dir from 0
+# (0.9.0.1 and 2.3.0 core/src/main/scala/kafka/log/LogManager.scala; 3.9.0-rc3 "resetting the
+# recovery checkpoint to 0"), even those whose lines were fine.
+TORN = [
+    # a write torn mid-line: "Malformed line" (0.9.0.1 OffsetCheckpoint.read)
+    ("0.9.0.1", "0\n3\n__consumer_offsets 3 40000\nt1 0 1\nt1 1", "Malformed line"),
+    # torn after a line: fewer entries than the count says
+    ("0.9.0.1", "0\n3\n__consumer_offsets 3 40000\nt1 0 1\n", "Expected 3 entries"),
+    ("2.3.0", "0\n3\n__consumer_offsets 3 40000\nt1 0 1\n", "Expected 3 entries in checkpoint"),
+    # another version line
+    ("2.3.0", "1\n0\n", "Unrecognized version of the checkpoint file"),
+]
+
+
+@pytest.mark.parametrize(("version", "text", "message"), TORN)
+def test_a_torn_recovery_checkpoint_recovers_everything_from_0(
+    version: str, text: str, message: str
+) -> None:
+    read = parse_recovery_points(text, version=KafkaVersion.parse(version))
+    assert read.points == {}
+    assert read.problem is not None and message in read.problem
+    assert "recovers every partition from 0" in read.problem
+
+
+def test_torn_checkpoint_in_a_log_dir(tmp_path: Path) -> None:
+    """Three segments each in two partitions; the checkpoint would say t-0 recovers from 100,
+    but it is torn, so the broker recovers all six."""
+    for name in ("t-0", "t-1"):
+        (tmp_path / name).mkdir()
+        for base in (0, 100, 200):
+            (tmp_path / name / f"{base:020d}.log").write_bytes(b"")
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n2\nt 0 150\nt 1")
+    totals = read_log_dir_totals([tmp_path], KafkaVersion.parse("2.3.0"))
+    assert totals.segments_to_recover == 6
+    assert any("Malformed line" in p for p in totals.problems)
 
 
 def _log_dirs() -> list[Path]:

@@ -80,6 +80,14 @@ CASES: list[tuple[int, str, str, Event, str]] = [
     (15, "3.9.0",
      f"{TS} INFO Skipping recovery of 3 logs from /d since clean shutdown file was found "
      "(kafka.log.LogManager)", LogDirAnnounced(AT, "/d", 3, True), "clean dir"),
+    (15, "2.8.0",
+     f"{TS} INFO Skipping recovery for all logs in /d since clean shutdown file was found "
+     "(kafka.log.LogManager)", LogDirAnnounced(AT, "/d", None, True),
+     "2.8-3.4 wording (2.8.0 LogManager.loadLogs, KAFKA-10471)"),
+    (15, "3.4.0",
+     f"{TS} INFO Attempting recovery for all logs in /data/kafka-logs since no clean shutdown "
+     "file was found (kafka.log.LogManager)", LogDirAnnounced(AT, "/data/kafka-logs", None, False),
+     "2.8-3.4: no count"),
     (16, "0.9.0.1",
      f"{TS} INFO Completed load of log t1-0 with log end offset 0 (kafka.log.Log)",
      LogLoaded(AT, "t1-0"), "real: 0.9 Log constructor"),
@@ -204,7 +212,9 @@ def test_exactly_one_row_matches(
 
 
 def test_version_filter_rejects_other_releases_wording() -> None:
-    line_23 = CASES[30][2]  # 2.3 "Finished loading offsets and group metadata ... in 5 ms."
+    line_23 = next(  # 2.3 "Finished loading offsets and group metadata ... in 5 ms."
+        c[2] for c in CASES if c[1] == "2.3.0" and "Finished loading offsets and group" in c[2]
+    )
     assert parse_line(line_23, patterns_for(KafkaVersion.parse("2.3.0"))) is not None
     assert parse_line(line_23, patterns_for(KafkaVersion.parse("0.9.0.1"))) is None
     assert parse_line(line_23, patterns_for(KafkaVersion.parse("3.9"))) is None

@@ -164,7 +164,6 @@ def test_coordinator_eta_per_byte(tmp_path: Path) -> None:
     for name, size in sizes.items():
         (log_dir / name).mkdir(parents=True)
         (log_dir / name / f"{0:020d}.log").write_bytes(b"x" * size)
-    (log_dir / ".kafka_cleanshutdown").write_bytes(b"")
     lines = SYNTHETIC["3.9.0"]
     finished = [i for i, line in enumerate(lines) if "Finished loading offsets" in line]
     prefix = lines[: finished[0] + 1]  # __consumer_offsets-0 done, -1 still loading
@@ -176,7 +175,9 @@ def test_coordinator_eta_per_byte(tmp_path: Path) -> None:
     ms_per_byte = (first.load_ms or 0) / sizes["__consumer_offsets-0"]
     assert estimate.seconds == pytest.approx(sizes["__consumer_offsets-1"] * ms_per_byte / 1000)
     assert "ms/byte" in estimate.basis
-    assert progress.segments_to_recover == 0, "clean shutdown marker: nothing to recover"
+    # log loading is over: what it recovered is the total, whatever LOGDIR says now
+    assert progress.segments_to_recover == progress.segments_recovered
+    assert progress.segments_recovered == len(grep(prefix, "Recovering unflushed segment"))
 
 
 def test_coordinator_eta_without_sizes_uses_mean_time() -> None:
@@ -191,8 +192,11 @@ def test_coordinator_eta_without_sizes_uses_mean_time() -> None:
 
 
 def test_unknown_totals_are_unknown() -> None:
+    """A 0.9 log announces no totals: while it loads, without LOGDIR, they are unknown."""
     lines = read_lines(CLEAN["0.9.0.1"])
-    progress = fold_lines(lines)
+    loading = next(i for i, line in enumerate(lines) if "Loading logs." in line)
+    progress = fold_lines(lines[: loading + 1])
+    assert progress.phase == "loading-logs"
     assert progress.partitions_total is None and progress.segments_to_recover is None
     assert progress.to_dict()["log_loading"]["partitions_total"] is None  # type: ignore[index]
 
