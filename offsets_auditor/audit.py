@@ -10,7 +10,7 @@ The JSON shape lives in ``audit_report``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from offsets_auditor.cleaner.blockers import (
 )
 from offsets_auditor.cleaner.capacity import BufferAdvice, buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.cleaner.partition_scan import PartitionScan, SegmentReader, scan_partition
+from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
 from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, PassResult
 from offsets_auditor.cleaner.requirements import needed_entries
 from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
@@ -33,8 +33,14 @@ from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState, PartitionGroups
 from offsets_auditor.groups.recover import FoldingReader, collect, plan
 from offsets_auditor.groups.rules import loader_rules
-from offsets_auditor.logdir import LogDir, PartitionDir, offsets_partitions, read_log_dir
-from offsets_auditor.reading import DEFAULT_READ, ReadOptions
+from offsets_auditor.logdir import (
+    LogDir,
+    PartitionDir,
+    offsets_partitions,
+    open_partition,
+    read_log_dir,
+)
+from offsets_auditor.reading import DEFAULT_READ, ReadOptions, SegmentReader
 from offsets_auditor.startup_checks import startup_report
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -55,6 +61,7 @@ class Emulated:
     failure: CleanerFailure | None
     needed_entries: int
     size_after_cleaning: int
+    now_ms: int = 0
 
     @property
     def kills_thread(self) -> bool:
@@ -163,6 +170,7 @@ def emulate_partition(
         failure=failure,
         needed_entries=need,
         size_after_cleaning=sum(cleaner.state.sizes),
+        now_ms=now_ms,
     )
 
 
@@ -204,6 +212,8 @@ def judge(
         min_ratio=config.min_cleanable_ratio,
         blocked_by=e.initial.blocked_by,
         passes_before_blocked=executed,
+        transaction_open_ms=e.scan.transactions.oldest_open_for_ms(e.now_ms),
+        transaction_max_timeout_ms=config.transaction_max_timeout_ms,
     )
     return outcome(
         emulated_facts(
@@ -231,13 +241,20 @@ def audit_log_dir(
         plan(logdir, loader_rules(config.kafka_version), partitions_count) if with_groups else None
     )
     replayed: list[PartitionGroups] = []
-    for partition in offsets_partitions(logdir):
-        folding = FoldingReader(read, groups_plan, partition) if groups_plan else None
-        e = emulate_partition(
-            partition, logdir, config, now_ms, folding.read if folding else read.segment
-        )
-        if folding is not None:
-            replayed.append(folding.result())
+    as_read: dict[str, PartitionDir] = {}
+    for listed in offsets_partitions(logdir):
+        # each partition read as one consistent state: on a running broker the cleaner renames
+        # and deletes segments all the time
+        with open_partition(logdir, listed, config.kafka_version) as snapshot:
+            partition = as_read[listed.name] = snapshot.partition
+            findings.extend(snapshot.findings)
+            segments = read.from_snapshot(snapshot)
+            folding = FoldingReader(segments, groups_plan, partition) if groups_plan else None
+            e = emulate_partition(
+                partition, logdir, config, now_ms, folding.read if folding else segments
+            )
+            if folding is not None:
+                replayed.append(folding.result())
         if e is None:
             continue
         emulated.append(e)
@@ -245,9 +262,13 @@ def audit_log_dir(
         findings.extend(offset_overflow_findings(e.scan, config))
         findings.extend(
             hanging_transaction_findings(
-                e.scan, config, pinned_by_transaction=e.initial.blocked_by == "open transaction"
+                e.scan,
+                config,
+                pinned_by_transaction=e.initial.blocked_by == "open transaction",
+                now_ms=now_ms,
             )
         )
+    logdir = replace(logdir, partitions=tuple(as_read.get(p.name, p) for p in logdir.partitions))
     capacity = max_desired_map_size(config.memory_per_thread, config.load_factor)
     executed, deaths = passes_before_threads_die(emulated, config)
     killers = [e.partition.name for e in emulated if e.kills_thread]

@@ -8,10 +8,12 @@ Every other module takes bytes or typed values.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Files bigger than this are not read whole by :func:`read_small_file`.
@@ -20,13 +22,23 @@ SMALL_FILE_LIMIT = 64 * 1024 * 1024
 
 @dataclass(frozen=True)
 class FileInfo:
-    """What ``stat`` says about one directory entry."""
+    """What ``stat`` says about one directory entry. ``identity`` is (device, inode): a file the
+    broker replaces under the same name (a cleaned segment swapped in) has another."""
 
     path: Path
     name: str
     is_dir: bool
     size: int
     mtime_ms: int
+    identity: tuple[int, int] = (0, 0)
+
+
+class FileChangedError(OSError):
+    """The file under a name is not the one that was listed there: the broker renamed or
+    replaced it in between (a running broker's cleaner does so all the time)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.ESTALE, "replaced since it was listed", str(path))
 
 
 def list_dir(path: Path) -> list[FileInfo]:
@@ -46,6 +58,7 @@ def list_dir(path: Path) -> list[FileInfo]:
                     is_dir=stat.S_ISDIR(st.st_mode),
                     size=st.st_size,
                     mtime_ms=st.st_mtime_ns // 1_000_000,
+                    identity=(st.st_dev, st.st_ino),
                 )
             )
     return sorted(entries, key=lambda e: e.name)
@@ -59,6 +72,7 @@ def file_info(path: Path) -> FileInfo:
         is_dir=stat.S_ISDIR(st.st_mode),
         size=st.st_size,
         mtime_ms=st.st_mtime_ns // 1_000_000,
+        identity=(st.st_dev, st.st_ino),
     )
 
 
@@ -75,16 +89,33 @@ def read_small_file(path: Path, limit: int = SMALL_FILE_LIMIT) -> bytes:
 
 
 class ReadOnlyFile:
-    """A file opened ``O_RDONLY`` and read with ``pread``: no locks, no mmap, no writes."""
+    """A file opened ``O_RDONLY`` and read with ``pread``: no locks, no mmap, no writes.
 
-    def __init__(self, path: Path) -> None:
+    With ``expect`` (a listed ``FileInfo.identity``), a file that is not that one raises
+    :class:`FileChangedError`. ``size`` is the size at open; with ``frozen``, reads stop there,
+    so a file being appended to (the active segment) reads as it was when opened; otherwise
+    reads go to the end of the file as it is (a growing server.log)."""
+
+    def __init__(
+        self, path: Path, expect: tuple[int, int] | None = None, *, frozen: bool = False
+    ) -> None:
         self.path = path
         flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
         self._fd = os.open(path, flags)
-        self.size = os.fstat(self._fd).st_size
+        st = os.fstat(self._fd)
+        if expect is not None and (st.st_dev, st.st_ino) != expect:
+            os.close(self._fd)
+            self._fd = -1
+            raise FileChangedError(path)
+        self.identity = (st.st_dev, st.st_ino)
+        self.size = st.st_size
+        self._end = st.st_size if frozen else None
 
     def read_at(self, position: int, length: int) -> bytes:
-        """Up to ``length`` bytes from ``position``; fewer at the end of the file."""
+        """Up to ``length`` bytes from ``position``; fewer at the end of the file (with
+        ``frozen``: its size when opened)."""
+        if self._end is not None:
+            length = max(min(length, self._end - position), 0)
         chunks = []
         while length > 0:
             chunk = os.pread(self._fd, min(length, 1 << 30), position)
@@ -116,6 +147,71 @@ class ReadOnlyFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass
+class DirSnapshot:
+    """A directory's entries and some of its files, opened together: what the files held when
+    listed stays readable through them whatever is renamed or deleted afterwards. ``attempts``
+    is how many listings it took; ``settled`` is False when the directory kept changing (or
+    stayed ``unsettled``) through every attempt, and the last listing was kept anyway."""
+
+    listing: list[FileInfo]
+    files: dict[str, ReadOnlyFile] = field(default_factory=dict)
+    attempts: int = 1
+    settled: bool = True
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.close()
+        self.files.clear()
+
+    def __enter__(self) -> DirSnapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def snapshot_dir(
+    path: Path,
+    opened: Callable[[str], bool],
+    unsettled: Callable[[Sequence[FileInfo]], bool] = lambda listing: False,
+    *,
+    attempts: int = 8,
+    pause_seconds: float = 0.01,
+) -> DirSnapshot:
+    """List ``path``, open the files whose names ``opened`` selects, list again: when both
+    listings name the same files with the same identities (and ``unsettled`` does not say a
+    change is half done), that is the snapshot. Otherwise close, pause, try again, up to
+    ``attempts`` times. Raises ``OSError`` only if ``path`` itself cannot be listed."""
+    snapshot = DirSnapshot([])
+    for attempt in range(1, attempts + 1):
+        first = list_dir(path)
+        snapshot = DirSnapshot(first, attempts=attempt, settled=False)
+        stable = not unsettled(first)
+        last = attempt == attempts
+        for info in first:
+            if (stable or last) and not info.is_dir and opened(info.name):
+                try:
+                    snapshot.files[info.name] = ReadOnlyFile(
+                        info.path, expect=info.identity, frozen=True
+                    )
+                except OSError as error:
+                    if error.errno in (errno.ENOENT, errno.ESTALE):
+                        stable = False  # renamed or replaced since the listing
+                    # else: unreadable; said by whoever reads it (the listing keeps it)
+        if stable and _identities(list_dir(path)) == _identities(first):
+            snapshot.settled = True
+            return snapshot
+        if attempt < attempts:
+            snapshot.close()
+            time.sleep(pause_seconds * attempt)
+    return snapshot
+
+
+def _identities(listing: Sequence[FileInfo]) -> dict[str, tuple[int, int]]:
+    return {info.name: info.identity for info in listing}
 
 
 def iter_files(paths: list[Path]) -> Iterator[Path]:

@@ -47,6 +47,7 @@ by the loader: the log, and with it the broker's start, fails.
 
 from __future__ import annotations
 
+import errno
 import struct
 from dataclasses import dataclass
 from enum import StrEnum
@@ -242,6 +243,7 @@ class Verdict(StrEnum):
     MISSING = "missing"  # no such file; ``reason`` says whether the segment is rebuilt
     NOT_CHECKED = "not-checked"  # this version does not check (or use) this file at load
     FATAL = "fatal"  # an exception the loader does not catch: the log fails to load
+    CHANGED = "changed"  # renamed or replaced since it was listed (a running broker's cleaner)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,10 +267,18 @@ def _load_era(version: KafkaVersion) -> str:
     return "0.8.1"
 
 
-def _read_check(kind: IndexKind, path: Path, base: int, version: KafkaVersion) -> Check:
-    """Read only what the check needs: the first and last slots, or a whole ``.txnindex``."""
+def _read_check(
+    kind: IndexKind,
+    path: Path,
+    base: int,
+    version: KafkaVersion,
+    identity: tuple[int, int] | None = None,
+) -> Check | None:
+    """Read only what the check needs: the first and last slots, or a whole ``.txnindex``.
+    None when the file is gone or replaced since it was listed (``identity``): on a running
+    broker that is the cleaner swapping segments, and says nothing about the file."""
     try:
-        with fs.ReadOnlyFile(path) as f:
+        with fs.ReadOnlyFile(path, expect=identity) as f:
             if kind is IndexKind.TXN:
                 return txn_index_check(f.read_at(0, f.size), base, version, str(path))
             size = OFFSET_ENTRY.size if kind is IndexKind.OFFSET else TIME_ENTRY.size
@@ -277,6 +287,8 @@ def _read_check(kind: IndexKind, path: Path, base: int, version: KafkaVersion) -
             last = f.read_at((entries - 1) * size, size) if entries else b""
             length = f.size
     except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ESTALE):
+            return None
         return Check(False, f"Could not read file {path} ({error.strerror})", "IOException")
     if len(first) < (size if entries else 0) or len(last) < (size if entries else 0):
         return Check(False, f"{path} shrank while being read", "IOException")
@@ -374,7 +386,14 @@ def segment_verdicts(ctx: _SegmentContext) -> list[IndexVerdict]:
     for kind in checks:
         if kind in out or files[kind] is None:
             continue
-        check = _read_check(kind, ctx.part.path / ctx.name(kind), ctx.seg.base_offset, ctx.version)
+        entry = files[kind]
+        identity = entry.identity if entry is not None and entry.identity != (0, 0) else None
+        check = _read_check(
+            kind, ctx.part.path / ctx.name(kind), ctx.seg.base_offset, ctx.version, identity
+        )
+        if check is None:
+            out[kind] = (Verdict.CHANGED, "renamed or replaced since it was listed: not checked")
+            continue
         if check.passed:
             out[kind] = (Verdict.OK, "passes the sanity check")
             continue

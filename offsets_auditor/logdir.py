@@ -22,9 +22,12 @@ Nothing here raises on bad input: problems are findings on the model.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -78,11 +81,13 @@ class DirState(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FileEntry:
-    """A file in a partition dir: its name (surrogate-escaped if not UTF-8), size, mtime."""
+    """A file in a partition dir: its name (surrogate-escaped if not UTF-8), size, mtime, and
+    identity (device, inode) when listed: a file replaced under the same name has another."""
 
     name: str
     size: int
     mtime_ms: int
+    identity: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +274,13 @@ class _Reader:
         )
 
     def readable(self, path: Path, relative: str, partition: str) -> bool:
+        """Whether the file opens. One that is gone (renamed or deleted since it was listed,
+        as a running broker does) is not unreadable: it is just not there any more."""
         try:
             fs.ReadOnlyFile(path).close()
         except OSError as error:
+            if error.errno == errno.ENOENT:
+                return False
             self.note(
                 "unreadable-file",
                 Severity.CRITICAL,
@@ -365,7 +374,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
                 file=shown,
             )
             continue
-        partitions.append(_read_partition(reader, entry, *parsed))
+        partitions.append(_read_partition(reader, entry, None, *parsed))
     partitions.sort(key=lambda p: (p.topic, p.partition, p.state.value, p.name))
     return LogDir(
         path=path,
@@ -381,20 +390,29 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
 
 
 def _read_partition(
-    reader: _Reader, entry: fs.FileInfo, topic: str, partition: int, state: DirState
+    reader: _Reader,
+    entry: fs.FileInfo,
+    snapshot: fs.DirSnapshot | None,
+    topic: str,
+    partition: int,
+    state: DirState,
 ) -> PartitionDir:
     name = _display(entry.name)
-    try:
-        listing = fs.list_dir(entry.path)
-    except OSError as error:
-        reader.note(
-            "unreadable-file",
-            Severity.CRITICAL,
-            f"cannot list {name}: {error}",
-            file=name,
-            partition=name,
-        )
-        listing = []
+    if snapshot is not None:
+        listing = snapshot.listing
+    else:
+        try:
+            listing = fs.list_dir(entry.path)
+        except OSError as error:
+            if error.errno != errno.ENOENT:  # a partition deleted meanwhile is just gone
+                reader.note(
+                    "unreadable-file",
+                    Severity.CRITICAL,
+                    f"cannot list {name}: {error}",
+                    file=name,
+                    partition=name,
+                )
+            listing = []
     by_kind: dict[str, dict[int, FileEntry]] = {
         k: {} for k in ("log", "index", "timeindex", "txnindex", "snapshot")
     }
@@ -412,8 +430,11 @@ def _read_partition(
                 partition=name,
             )
             continue
-        readable = reader.readable(info.path, relative, name)
-        item = FileEntry(_display(info.name), info.size, info.mtime_ms)
+        if snapshot is not None and info.name in snapshot.files:
+            readable = True  # opened with the listing
+        else:
+            readable = reader.readable(info.path, relative, name)
+        item = FileEntry(_display(info.name), info.size, info.mtime_ms, info.identity)
         match = _SEGMENT_FILE.match(info.name)
         leftover = _LEFTOVER.search(info.name)
         if match is not None and int(match.group(1)) <= _MAX_LONG:
@@ -472,3 +493,72 @@ def _read_partition(
         leader_epoch_checkpoint=epochs,
         other_files=tuple(others),
     )
+
+
+@dataclass
+class PartitionSnapshot:
+    """One partition dir read as a consistent whole: its model, and its segments' ``.log``
+    files opened together with the listing (see ``fs.snapshot_dir``), so that what the cleaner
+    of a running broker renames or deletes afterwards still reads as it was. ``findings`` say
+    when the dir changed while it was read."""
+
+    partition: PartitionDir
+    files: dict[str, fs.ReadOnlyFile]
+    findings: list[Finding]
+
+    def opened(self, segment: Segment) -> fs.ReadOnlyFile | None:
+        return self.files.get(segment.log.name)
+
+
+def _swap_in_progress(listing: Sequence[fs.FileInfo]) -> bool:
+    """``.swap`` files exist only while ``Log.replaceSegments`` is half done (and after a crash
+    in the middle of it, until the next start completes it)."""
+    return any(info.name.endswith(".swap") for info in listing)
+
+
+@contextmanager
+def open_partition(
+    logdir: LogDir, partition: PartitionDir, version: KafkaVersion | None = None
+) -> Iterator[PartitionSnapshot]:
+    """``partition`` re-read as one consistent state (list, open every ``.log``, list again,
+    retry while a segment swap is under way), its files open until the block ends."""
+    reader = _Reader(logdir.path, version or KafkaVersion.parse(DEFAULT_KAFKA_VERSION))
+    try:
+        snapshot = fs.snapshot_dir(
+            partition.path, lambda name: name.endswith(".log"), _swap_in_progress
+        )
+    except OSError as error:
+        if error.errno != errno.ENOENT:
+            raise
+        gone = replace(partition, segments=(), snapshots=(), leftovers=(), other_files=())
+        finding = Finding(
+            "changed-while-read",
+            Severity.INFO,
+            f"{partition.name} was deleted while the log dir was read",
+            partition=partition.name,
+        )
+        yield PartitionSnapshot(gone, {}, [finding])
+        return
+    with snapshot:
+        entry = fs.FileInfo(partition.path, partition.path.name, True, 0, 0)
+        model = _read_partition(
+            reader, entry, snapshot, partition.topic, partition.partition, partition.state
+        )
+        findings = [f for f in reader.findings if f.kind != "unexpected-file"]
+        if snapshot.attempts > 1 or not snapshot.settled:
+            how = (
+                f"read again until it held still ({snapshot.attempts} listings)"
+                if snapshot.settled
+                else f"still changing (or a segment swap half done) after {snapshot.attempts}"
+                " listings; read as the last one found it"
+            )
+            findings.append(
+                Finding(
+                    "changed-while-read",
+                    Severity.INFO,
+                    f"{partition.name} changed while it was read (the log cleaner swapping"
+                    f" segments on a running broker): {how}",
+                    partition=partition.name,
+                )
+            )
+        yield PartitionSnapshot(model, dict(snapshot.files), findings)

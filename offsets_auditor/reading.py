@@ -6,14 +6,17 @@ variable or picks a reader on its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from offsets_auditor import fs
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.logdir import PartitionDir, Segment
+from offsets_auditor.logdir import PartitionDir, PartitionSnapshot, Segment
 from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, Limits, read_segment
+
+#: Reads one segment of a partition: its chunks and problems, in file order.
+SegmentReader = Callable[[PartitionDir, Segment], Iterator[Chunk | DecodeError]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,16 +27,37 @@ class ReadOptions:
     limits: Limits = DEFAULT_LIMITS
 
     def segment(self, partition: PartitionDir, segment: Segment) -> Iterator[Chunk | DecodeError]:
-        """The chunks and problems of one segment of ``partition``, read-only. A file that
-        cannot be opened is one ``DecodeError`` (field ``file``)."""
+        """The chunks and problems of one segment of ``partition``, read-only (opened by name,
+        and only if it is still the file that was listed). A file that cannot be opened is one
+        ``DecodeError`` (field ``file``)."""
         label = f"{partition.name}/{segment.log.name}"
+        identity = segment.log.identity if segment.log.identity != (0, 0) else None
         try:
-            source = fs.ReadOnlyFile(partition.path / segment.log.name)
+            source = fs.ReadOnlyFile(
+                partition.path / segment.log.name, expect=identity, frozen=True
+            )
         except OSError as error:
             yield DecodeError(f"cannot open: {error.strerror}", field="file", file=label)
             return
         with source:
-            yield from read_segment(source, file=label, backend=self.backend, limits=self.limits)
+            yield from self.source(source, label)
+
+    def source(self, source: fs.ReadOnlyFile, label: str) -> Iterator[Chunk | DecodeError]:
+        """The chunks and problems of an opened segment."""
+        yield from read_segment(source, file=label, backend=self.backend, limits=self.limits)
+
+    def from_snapshot(self, snapshot: PartitionSnapshot) -> SegmentReader:
+        """A segment reader of ``snapshot``'s partition: through the files opened with its
+        listing (what the broker renames or deletes meanwhile still reads as it was)."""
+
+        def read(partition: PartitionDir, segment: Segment) -> Iterator[Chunk | DecodeError]:
+            opened = snapshot.opened(segment)
+            if opened is None:
+                yield from self.segment(partition, segment)
+            else:
+                yield from self.source(opened, f"{partition.name}/{segment.log.name}")
+
+        return read
 
 
 DEFAULT_READ: ReadOptions = ReadOptions()

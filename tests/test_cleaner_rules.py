@@ -128,7 +128,24 @@ OUTCOME_CASES = [
         Outcome.SINGLE_PASS,
         "the dirty section [0, 1,000) fits the offset map in one pass (600 of 39,321 entries)",
     ),
-    # 8. Nothing cleanable and the last stable offset is what stops it: a hanging transaction.
+    # 8. Nothing cleanable and the last stable offset is what stops it: a transaction open
+    #    longer than transaction.max.timeout.ms (the coordinator would have aborted it) hangs.
+    (
+        8,
+        replace(
+            HEALTHY,
+            passes=0,
+            eligible=False,
+            cleanable_bytes=0,
+            blocked_by="open transaction",
+            first_uncleanable=1605,
+            transaction_open_ms=3_600_000,
+        ),
+        Outcome.BLOCKED,
+        "a transaction open since offset 1,605 for 3,600 s, longer than"
+        " transaction.max.timeout.ms (900,000 ms), holds the last stable offset back",
+    ),
+    # 8b. ... of unknown age (no timestamp in its first batch): hanging as far as anyone knows.
     (
         8,
         replace(
@@ -140,7 +157,23 @@ OUTCOME_CASES = [
             first_uncleanable=1605,
         ),
         Outcome.BLOCKED,
-        "an open transaction at offset 1,605 holds the last stable offset back",
+        "a transaction open since offset 1,605, longer than transaction.max.timeout.ms",
+    ),
+    # 9b. A transaction open for 2 s is one under way, not a blocker: it ends within the
+    #     limit (a running broker always has some).
+    (
+        9,
+        replace(
+            HEALTHY,
+            passes=0,
+            eligible=False,
+            cleanable_bytes=0,
+            blocked_by="open transaction",
+            first_uncleanable=1605,
+            transaction_open_ms=2_000,
+        ),
+        Outcome.NOTHING_TO_CLEAN,
+        "no cleanable data before the transaction under way at offset 1,605 (open 2 s;",
     ),
     # 9. Nothing cleanable before the active segment: nothing to clean (it waits for a roll).
     (

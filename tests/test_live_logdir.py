@@ -57,11 +57,6 @@ from tests.support.cleaner_renames import (
     run_steps,
 )
 
-LIVE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 7 part 6: live log dirs; fixed in the core",
-)
 DAMAGE = {
     "corrupt-record",
     "unreadable-file",
@@ -369,7 +364,7 @@ def schedules_for(
 
 
 @pytest.mark.parametrize("mode", ["atomic", "rolling"])
-@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.id, marks=LIVE) for s in SCENARIOS])
+@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.id) for s in SCENARIOS])
 def test_audit_reads_one_whole_state_under_the_swap(
     scenario: Scenario, mode: str, labs: Callable[[Scenario], Lab]
 ) -> None:
@@ -383,7 +378,7 @@ def test_audit_reads_one_whole_state_under_the_swap(
     verdict(sweep(lab, run, schedules), len(schedules))
 
 
-@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.id, marks=LIVE) for s in SCENARIOS])
+@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.id) for s in SCENARIOS])
 def test_cli_prints_valid_json_and_a_real_exit_status_under_the_swap(
     scenario: Scenario, labs: Callable[[Scenario], Lab]
 ) -> None:
@@ -455,9 +450,7 @@ def groups_violations(lab: Lab, recovery: Any, snapshots: list[dict[str, Any]]) 
     return found
 
 
-@pytest.mark.parametrize(
-    "scenario", [pytest.param(s, id=s.id, marks=LIVE) for s in GROUP_SCENARIOS]
-)
+@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.id) for s in GROUP_SCENARIOS])
 def test_groups_recovery_is_whole_under_the_swap(
     scenario: Scenario, labs: Callable[[Scenario], Lab]
 ) -> None:

@@ -41,27 +41,60 @@ def offset_overflow_findings(scan: PartitionScan, config: CleanerConfig) -> list
 
 
 def hanging_transaction_findings(
-    scan: PartitionScan, config: CleanerConfig, pinned_by_transaction: bool
+    scan: PartitionScan, config: CleanerConfig, pinned_by_transaction: bool, now_ms: int
 ) -> list[Finding]:
     """An open transaction pins the last stable offset: nothing from its first offset on is
-    cleaned until it commits or aborts (0.11+ ``LogCleanerManager.cleanableOffsets``)."""
+    cleaned until it commits or aborts (0.11+ ``LogCleanerManager.cleanableOffsets``), and its
+    offset commits stay pending for the coordinator. On a running broker transactions are open
+    all the time for a few milliseconds: one is HANGING only when it has been open longer than
+    ``transaction.max.timeout.ms``, after which the transaction coordinator would have aborted
+    it (its producer's ``transaction.timeout.ms`` can be no larger); the others are noted."""
     if not config.behaviour.reads_transactions:
         return []
     found = []
+    young = []
+    limit = config.transaction_max_timeout_ms
     for pid, first in sorted(scan.transactions.ongoing.items(), key=lambda kv: kv[1]):
+        age = scan.transactions.open_for_ms(pid, now_ms)
+        if age is not None and age <= limit:
+            young.append((pid, first, age))
+            continue
         pinned = sum(s.size for s in scan.segments if s.base_offset >= first)
+        since = "at an unknown time" if age is None else f"for {_duration(age)}"
         found.append(
             Finding(
                 kind="hanging-transaction",
                 severity=Severity.CRITICAL if pinned_by_transaction else Severity.WARNING,
-                detail=f"producer {pid} has had a transaction open since offset {first} with no"
-                f" COMMIT/ABORT marker: the cleaner stops there, pinning {pinned:,} bytes; abort"
-                " it (kafka-transactions.sh --abort, Kafka 3.0+) or wait for"
-                " transaction.timeout.ms",
+                detail=f"producer {pid} has had a transaction open since offset {first} {since},"
+                f" longer than transaction.max.timeout.ms ({_duration(limit)}), with no"
+                f" COMMIT/ABORT marker: the cleaner stops there, pinning {pinned:,} bytes, and"
+                " its offset commits stay pending (invisible to OffsetFetch); abort it"
+                " (kafka-transactions.sh --abort, Kafka 3.0+)",
+                partition=scan.partition.name,
+            )
+        )
+    if young:
+        pid, first, age = young[0]
+        found.append(
+            Finding(
+                kind="open-transaction",
+                severity=Severity.INFO,
+                detail=f"{len(young)} transaction(s) open, the oldest (producer {pid}, from offset"
+                f" {first}) for {_duration(age)}: normal on a running broker; the cleaner stops"
+                " at the oldest until it ends, which is within transaction.max.timeout.ms"
+                f" ({_duration(limit)})",
                 partition=scan.partition.name,
             )
         )
     return found
+
+
+def _duration(ms: int) -> str:
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 120_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms / 60_000:.1f} min"
 
 
 class _Sized(Protocol):

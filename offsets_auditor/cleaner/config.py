@@ -41,6 +41,9 @@ class CleanerConfig:
     segment_bytes: int = 104_857_600
     max_index_bytes: int = 10_485_760
     max_message_bytes: int = 1_000_012
+    #: ``transaction.max.timeout.ms``: no transaction stays open longer; the coordinator aborts
+    #: one whose producer's ``transaction.timeout.ms`` (at most this) expires
+    transaction_max_timeout_ms: int = 900_000
     #: how the cleaner of ``kafka_version`` behaves (resolved once, from the version)
     behaviour: CleanerBehaviour = field(init=False, repr=False, compare=False)
 
@@ -68,6 +71,7 @@ _PROPERTIES: dict[str, tuple[str, type]] = {
     "offsets.topic.segment.bytes": ("segment_bytes", int),
     "log.index.size.max.bytes": ("max_index_bytes", int),
     "message.max.bytes": ("max_message_bytes", int),
+    "transaction.max.timeout.ms": ("transaction_max_timeout_ms", int),
     # topic-level names, for __consumer_offsets overrides
     "min.cleanable.dirty.ratio": ("min_cleanable_ratio", float),
     "delete.retention.ms": ("delete_retention_ms", int),
@@ -76,7 +80,9 @@ _PROPERTIES: dict[str, tuple[str, type]] = {
     "segment.bytes": ("segment_bytes", int),
     "segment.index.bytes": ("max_index_bytes", int),
 }
-_TOPIC_LEVEL = {k for k in _PROPERTIES if not k.startswith(("log.", "offsets.", "message."))}
+_TOPIC_LEVEL = {
+    k for k in _PROPERTIES if not k.startswith(("log.", "offsets.", "message.", "transaction."))
+}
 
 
 def default_cleaner_enabled(version: KafkaVersion) -> bool:

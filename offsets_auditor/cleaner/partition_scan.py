@@ -10,7 +10,7 @@ folded here in offset order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -27,7 +27,7 @@ from offsets_auditor.cleaner.segment_facts import (
 )
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir import PartitionDir, Segment
-from offsets_auditor.reader.columns import Chunk
+from offsets_auditor.reading import SegmentReader
 
 #: Control record type ids (``ControlRecordType``).
 ABORT = 0
@@ -65,9 +65,12 @@ class AbortedTxn:
 @dataclass(slots=True)
 class TransactionState:
     """Transactions as the log's producer state manager knows them after reading the log.
-    ``ongoing`` maps producer id -> first offset of its open transaction."""
+    ``ongoing`` maps producer id -> first offset of its open transaction; ``ongoing_since`` to
+    the largest timestamp of that transaction's first batch (when it was written, give or take
+    the batch's own span; -1 when unknown)."""
 
     ongoing: dict[int, int] = field(default_factory=dict)
+    ongoing_since: dict[int, int] = field(default_factory=dict)
     aborted: list[AbortedTxn] = field(default_factory=list)
     committed: int = 0
     #: producer id -> (last data offset or None, last producer epoch): "last records of
@@ -77,12 +80,26 @@ class TransactionState:
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
 
+    def open_for_ms(self, producer_id: int, now_ms: int) -> int | None:
+        """How long ``producer_id``'s open transaction has been open at ``now_ms`` (None when
+        its first batch has no timestamp)."""
+        since = self.ongoing_since.get(producer_id, -1)
+        return None if since < 0 else max(now_ms - since, 0)
+
+    def oldest_open_for_ms(self, now_ms: int) -> int | None:
+        """How long the transaction holding the last stable offset back has been open."""
+        if not self.ongoing:
+            return None
+        pid = min(self.ongoing, key=lambda p: self.ongoing[p])
+        return self.open_for_ms(pid, now_ms)
+
     def replay(self, batch: ProducerBatch) -> None:
         """One batch with a producer id, as ``ProducerStateManager`` applies it."""
         pid = batch.producer_id
         if batch.control:
             for control in batch.controls:
                 first = self.ongoing.pop(pid, None)
+                self.ongoing_since.pop(pid, None)
                 if control == ABORT and first is not None:
                     self.aborted.append(AbortedTxn(pid, first, batch.last_offset))
                 elif control == COMMIT:
@@ -92,6 +109,7 @@ class TransactionState:
             return
         if batch.transactional and pid not in self.ongoing:
             self.ongoing[pid] = batch.base_offset
+            self.ongoing_since[pid] = batch.max_timestamp
         self.last_records[pid] = (batch.last_offset, batch.producer_epoch)
 
 
@@ -136,10 +154,6 @@ class PartitionScan:
     @property
     def size_bytes(self) -> int:
         return sum(s.size for s in self.segments)
-
-
-#: Reads one segment of a partition: its chunks and problems, in file order.
-SegmentReader = Callable[[PartitionDir, Segment], Iterator[Chunk | DecodeError]]
 
 
 def scan_partition(partition: PartitionDir, read: SegmentReader) -> PartitionScan:

@@ -64,6 +64,7 @@ class ProducerBatch:
     transactional: bool
     control: bool
     controls: tuple[int, ...] = ()
+    max_timestamp: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +251,7 @@ class _FactsBuilder:
                     bool(b.transactional[row]),
                     bool(b.control[row]),
                     controls,
+                    int(b.max_timestamp[row]),
                 )
             )
 

@@ -67,6 +67,18 @@ class Facts:
     eligible_after: bool = False
     needed_entries: int = 0
     fix_buffer: int | None = None
+    #: how long the transaction holding the last stable offset back has been open (None: no
+    #: open transaction, or its first batch has no timestamp), and the broker's limit
+    transaction_open_ms: int | None = None
+    transaction_max_timeout_ms: int = 900_000
+
+    @property
+    def transaction_hanging(self) -> bool:
+        """An open transaction older than ``transaction.max.timeout.ms`` (or of unknown age):
+        the coordinator would have aborted it by then, so it hangs."""
+        return self.transaction_open_ms is None or (
+            self.transaction_open_ms > self.transaction_max_timeout_ms
+        )
 
 
 def outcome(f: Facts) -> tuple[Outcome, str]:
@@ -115,20 +127,27 @@ def outcome(f: Facts) -> tuple[Outcome, str]:
             f"the dirty section {_span(f.dirty_start, f.cleaned_to)} fits the offset map in one"
             f" pass ({f.map_entries:,} of {f.capacity:,} entries){pinned}",
         )
-    # 8. An open (hanging) transaction holds the last stable offset back: nothing past it can
-    #    be cleaned until the transaction ends.
-    if f.blocked_by == "open transaction" and f.cleanable_bytes == 0:
+    # 8. A hanging transaction (open longer than transaction.max.timeout.ms: the coordinator
+    #    would have aborted it) holds the last stable offset back: nothing past it is cleaned
+    #    until someone aborts it. A younger one is a transaction under way (rule 9).
+    if f.blocked_by == "open transaction" and f.cleanable_bytes == 0 and f.transaction_hanging:
+        age = "" if f.transaction_open_ms is None else f" for {f.transaction_open_ms // 1000:,} s"
         return (
             Outcome.BLOCKED,
-            f"an open transaction at offset {f.first_uncleanable:,} holds the last stable offset"
-            " back: nothing from it on is cleaned until that transaction ends",
+            f"a transaction open since offset {f.first_uncleanable:,}{age}, longer than"
+            f" transaction.max.timeout.ms ({f.transaction_max_timeout_ms:,} ms), holds the last"
+            " stable offset back: nothing from it on is cleaned until it is aborted",
         )
     # 9. Nothing between the checkpoint and the first uncleanable offset.
     if f.cleanable_bytes == 0:
-        return (
-            Outcome.NOTHING_TO_CLEAN,
-            f"no cleanable data before the {f.blocked_by or 'active segment'}",
-        )
+        where = f.blocked_by or "active segment"
+        if f.blocked_by == "open transaction":
+            where = (
+                f"transaction under way at offset {f.first_uncleanable:,} (open"
+                f" {(f.transaction_open_ms or 0) // 1000:,} s; it ends within"
+                f" transaction.max.timeout.ms, {f.transaction_max_timeout_ms:,} ms)"
+            )
+        return (Outcome.NOTHING_TO_CLEAN, f"no cleanable data before the {where}")
     # 10. Dirty data exists but the ratio is at or below min.cleanable.dirty.ratio (strict >).
     total = f.clean_bytes + f.cleanable_bytes
     return (

@@ -27,10 +27,11 @@ from offsets_auditor.logdir import (
     PartitionDir,
     Segment,
     offsets_partitions,
+    open_partition,
     read_log_dir,
 )
 from offsets_auditor.reader.columns import Chunk
-from offsets_auditor.reading import DEFAULT_READ, ReadOptions
+from offsets_auditor.reading import DEFAULT_READ, ReadOptions, SegmentReader
 from offsets_auditor.versions import KafkaVersion
 
 
@@ -109,14 +110,14 @@ def replay_partition(
     groups_plan: GroupsPlan,
     *,
     end_offset: int | None = None,
-    read: ReadOptions = DEFAULT_READ,
+    read: SegmentReader = DEFAULT_READ.segment,
 ) -> PartitionGroups:
     """One offsets partition replayed; ``end_offset`` bounds the replay to the records below
     it (the state as of that offset)."""
     fold = groups_plan.fold(partition)
     for segment in partition.segments:
         builder = groups_plan.builder(partition, segment, end_offset)
-        for item in read.segment(partition, segment):
+        for item in read(partition, segment):
             builder.add(item)
         fold.add(builder.result())
     return fold.result()
@@ -127,14 +128,16 @@ class FoldingReader:
     it reads: read the partition's segments through :meth:`read`, in order, then take
     :meth:`result`."""
 
-    def __init__(self, read: ReadOptions, groups_plan: GroupsPlan, partition: PartitionDir) -> None:
+    def __init__(
+        self, read: SegmentReader, groups_plan: GroupsPlan, partition: PartitionDir
+    ) -> None:
         self._read = read
         self._plan = groups_plan
         self._fold = groups_plan.fold(partition)
 
     def read(self, partition: PartitionDir, segment: Segment) -> Iterator[Chunk | DecodeError]:
         builder = self._plan.builder(partition, segment)
-        for item in self._read.segment(partition, segment):
+        for item in self._read(partition, segment):
             builder.add(item)
             yield item
         self._fold.add(builder.result())
@@ -183,11 +186,13 @@ def recover(
     groups_plan = plan(model, rules, partitions_count)
     if groups_plan.partitions_count <= 0:
         return GroupsRecovery(rules, (), (*model.findings, *groups_plan.findings))
-    replayed = tuple(
-        replay_partition(partition, groups_plan, read=read)
-        for partition in offsets_partitions(model)
-    )
-    return collect(model, groups_plan, replayed)
+    replayed = []
+    for partition in offsets_partitions(model):
+        with open_partition(model, partition, rules.version) as snapshot:
+            replayed.append(
+                replay_partition(snapshot.partition, groups_plan, read=read.from_snapshot(snapshot))
+            )
+    return collect(model, groups_plan, tuple(replayed))
 
 
 def recover_groups(
