@@ -4,8 +4,13 @@ Every failure to decode bytes is one of two kinds, as in dpkt:
 
 - ``TruncatedError``: the bytes end before the structure does (a partial tail after ``kill -9``,
   a cut copy). More bytes would have helped.
-- ``CorruptError``: the bytes are all there but wrong (CRC mismatch, negative length, a varint
-  that never ends, trailing bytes after a struct).
+- ``CorruptError``: the bytes are all there but wrong (negative length, a varint that never
+  ends, trailing bytes after a struct).
+
+A third, ``ChecksumError``, is not a failure to decode: the entry was read, but its stored CRC
+does not match its bytes. Kafka's cleaner and coordinator load never check CRCs (no
+``ensureValid`` in ``LogCleaner.scala``, ``MemoryRecords.java`` or ``GroupMetadataManager.scala``,
+A:0.9.0.1 to A:3.8.0), so its records are kept, as they read them; the error goes with them.
 
 Both carry the field that failed and, where known, the byte position and the file, so a finding
 can say exactly where to look. Nothing else escapes the decoder.
@@ -25,12 +30,15 @@ class DecodeError(Exception):
         field: str,
         position: int | None = None,
         file: str | None = None,
+        ends_segment: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
         self.position = position
         self.file = file
+        #: no entry can be framed from here to the end of the file (set by the segment walk)
+        self.ends_segment = ends_segment
 
     def located(self, *, file: str | None = None, base: int = 0) -> DecodeError:
         """The same error, re-anchored: ``position`` shifted by ``base`` (or ``base`` itself when
@@ -40,6 +48,17 @@ class DecodeError(Exception):
             field=self.field,
             position=base if self.position is None else self.position + base,
             file=file if file is not None else self.file,
+            ends_segment=self.ends_segment,
+        )
+
+    def also(self, note: str) -> DecodeError:
+        """The same error with ``note`` added to its message."""
+        return type(self)(
+            f"{self.message}; {note}",
+            field=self.field,
+            position=self.position,
+            file=self.file,
+            ends_segment=self.ends_segment,
         )
 
     def __str__(self) -> str:
@@ -58,3 +77,8 @@ class TruncatedError(DecodeError):
 
 class CorruptError(DecodeError):
     """The input is present but malformed."""
+
+
+class ChecksumError(CorruptError):
+    """The entry was decoded, but the CRC it stores does not match its bytes (see the module
+    docstring: the broker reads such an entry as it is)."""

@@ -28,6 +28,7 @@ from tests.support.segments import (
     control_batch,
     group_metadata_key,
     group_metadata_value,
+    gzip_wrapper_with_bad_inner_crc,
     kafka_python_legacy,
     kafka_python_v2,
     legacy,
@@ -120,18 +121,43 @@ def test_the_c_reader_takes_exactly_what_the_reference_accepts(
     name: str, build: Callable[[], bytes], valid: bool
 ) -> None:
     """Each entry between two ordinary ones: both readers agree; the C reader takes it (all
-    its records in columns, no error) exactly when the reference decoder decodes it."""
+    its records in columns, no error) exactly when the reference decoder decodes it with
+    nothing to report (a CRC that does not match is the reference decoder's to report)."""
     entry = build()
     before, after = legacy(0, commit_key(), commit_value(1)), commits_v2(100, 2)
     data = before + entry + after
     assert_agree(data)
     assert_agree(data, window_bytes=len(before) + 20)
     try:
-        decode_entry(memoryview(entry), 0, 0, Limits().decompress_limit)
-        accepted = True
+        batch = decode_entry(memoryview(entry), 0, 0, Limits().decompress_limit)
+        accepted = batch.checksum_error is None
     except DecodeError:
         accepted = False
     assert c_takes(entry) == accepted, name
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        (legacy(7, commit_key(), commit_value(1), crc=1), "crc"),
+        (v2_batch(7, [v2_record(0, commit_key(), commit_value(3))], crc=3), "crc"),
+        (gzip_wrapper_with_bad_inner_crc(9), "value.inner_messages.crc"),
+    ],
+    ids=["v0", "v2", "inner message of a v1 gzip wrapper"],
+)
+def test_an_entry_whose_crc_does_not_match_is_read_as_the_broker_reads_it(
+    entry: bytes, field: str
+) -> None:
+    """Kafka's cleaner and coordinator load never check CRCs: the records are in the columns,
+    and the mismatch is reported once, at the entry."""
+    before = legacy(0, commit_key(), commit_value(1))
+    chunks, errors = assert_agree(before + entry + commits_v2(100, 2))
+    assert [(type(e).__name__, e.field, e.position) for e in errors] == [
+        ("ChecksumError", field, len(before))
+    ]
+    batch = decode_entry(memoryview(entry), 0, 0, Limits().decompress_limit)
+    offsets = [int(o) for c in chunks for o in c.records.offset]
+    assert offsets == [0, *(r.offset for r in batch.records), 100, 101]
 
 
 def c_takes(entry: bytes) -> bool:
@@ -154,11 +180,11 @@ def c_takes(entry: bytes) -> bool:
 
 def test_mixed_segment() -> None:
     chunks, errors = assert_agree(mixed_segment())
-    assert [type(e).__name__ for e in errors] == ["CorruptError", "TruncatedError"]
+    assert [type(e).__name__ for e in errors] == ["ChecksumError", "TruncatedError"]
     magics = [int(m) for c in chunks for m in c.batches.magic]
-    # magic 0: 4 plain + gzip wrapper + 2 plain (the bad CRC is an error, not a batch);
+    # magic 0: 4 plain + gzip wrapper + 3 plain (the one with a bad CRC read all the same);
     # magic 1: 2 ours + 2 kafka-python + gzip wrapper; magic 2: 11 batches (control included)
-    assert (magics.count(0), magics.count(1), magics.count(2)) == (7, 5, 11)
+    assert (magics.count(0), magics.count(1), magics.count(2)) == (8, 5, 11)
 
 
 @pytest.mark.parametrize("window_bytes", [17, 18, 64, 100, 333, 1024, 4096])

@@ -12,8 +12,11 @@ Framing and stop rules follow Kafka's readers (3.8.0 ``FileLogInputStream.nextBa
 - An entry that runs past the end of the file: a partial write, the normal tail of an active
   segment after ``kill -9``. Reported as ``TruncatedError`` at the entry's position, then the end.
 - An entry larger than ``max_batch_bytes``: reported and skipped.
-- A whole entry that fails to decode (bad CRC, bad magic, malformed records): reported, and the
-  walk goes on at the next entry, as ``DumpLogSegments`` does (``isvalid: false``).
+- A whole entry whose stored CRC does not match: reported (``ChecksumError``) and read all the
+  same, in a chunk of its own: Kafka's cleaner and coordinator load never check CRCs, and
+  ``DumpLogSegments`` prints it with ``isvalid: false``.
+- A whole entry that fails to decode (bad magic, malformed records, a payload that does not
+  decompress): reported, and the walk goes on at the next entry.
 
 Whole entries are decoded by the chosen reader (:class:`Backend`): ``native`` hands each window
 to the C parser (``reader.native_reader``), which takes every entry it can and leaves the rest
@@ -212,13 +215,18 @@ class _Walk:
         except DecodeError as error:
             yield from self._error(error.located(file=self.file, base=pos - rel))
             return
-        if self.native is not None and self.native.pending:
+        checksum = batch.checksum_error
+        if checksum is not None:  # the entry is read all the same, as the broker reads it
+            yield from self._error(checksum.located(file=self.file, base=pos - rel))
+        elif self.native is not None and self.native.pending:
             yield from self._flush()
         if not self.python.pending_batches:
             self.python.first_record = self.next_record
         self.python.add(batch, self.ordinal)
         self.ordinal += 1
         self.next_record += len(batch.records)
+        if checksum is not None:  # in a chunk of its own, whichever reader reads the rest
+            yield from self._flush()
 
     def _error(self, error: DecodeError) -> Iterator[Chunk | DecodeError]:
         yield from self._flush()

@@ -21,7 +21,7 @@ import struct
 
 from crc32c import crc32c
 
-from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
+from offsets_auditor.errors import ChecksumError, CorruptError, DecodeError, TruncatedError
 from offsets_auditor.records.compression import Codec, decompress
 from offsets_auditor.records.model import Batch, BatchHeader, Record, TimestampType
 from offsets_auditor.records.varint import read_varint, read_varlong
@@ -57,7 +57,8 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
     """Decode the v2 batch starting at ``buf[pos]``, which holds all of it.
 
     ``position`` is the batch's byte position in its file. Raises ``CorruptError`` or
-    ``TruncatedError`` with positions relative to ``buf``.
+    ``TruncatedError`` with positions relative to ``buf``. A CRC that does not match is no
+    reason to stop (the broker never checks it): the records come with the ``ChecksumError``.
     """
     _, declared = _LOG_OVERHEAD.unpack_from(buf, pos)
     if 12 + declared < RECORD_BATCH_OVERHEAD:  # check before reading a header that isn't there
@@ -67,6 +68,30 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
             field="length",
             position=pos + 8,
         )
+    end = pos + 12 + declared
+    crc = BATCH_HEADER.unpack_from(buf, pos)[4]
+    computed = crc32c(buf[pos + ATTRIBUTES_OFFSET : end])
+    checksum = (
+        None
+        if computed == crc
+        else ChecksumError(
+            f"Record is corrupt (stored crc = {crc}, computed crc = {computed})",
+            field="crc",
+            position=pos,
+        )
+    )
+    try:
+        return Batch(*_decoded(buf, pos, end, position, decompress_limit), checksum)
+    except DecodeError as error:
+        if checksum is None:
+            raise
+        raise error.also(checksum.message) from None
+
+
+def _decoded(
+    buf: memoryview, pos: int, end: int, position: int, decompress_limit: int
+) -> tuple[BatchHeader, tuple[Record, ...]]:
+    """The header and records of the v2 batch ``buf[pos:end]`` (its CRC aside)."""
     (
         base_offset,
         length,
@@ -82,14 +107,6 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
         base_sequence,
         records_count,
     ) = BATCH_HEADER.unpack_from(buf, pos)
-    end = pos + 12 + length
-    computed = crc32c(buf[pos + ATTRIBUTES_OFFSET : end])
-    if computed != crc:
-        raise CorruptError(
-            f"Record is corrupt (stored crc = {crc}, computed crc = {computed})",
-            field="crc",
-            position=pos,
-        )
     codec = attributes & CODEC_MASK
     has_delete_horizon = bool(attributes & DELETE_HORIZON_FLAG_MASK)
     log_append_time = bool(attributes & TIMESTAMP_TYPE_MASK)
@@ -141,7 +158,7 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
         max_timestamp if log_append_time else None,
         compressed_at=anchor if codec != Codec.NONE else None,
     )
-    return Batch(header, records)
+    return header, records
 
 
 def _records(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
+from offsets_auditor.errors import ChecksumError, CorruptError, DecodeError, TruncatedError
 from offsets_auditor.records.compression import Codec, decompress
 from offsets_auditor.records.model import (
     NO_TIMESTAMP,
@@ -54,28 +54,39 @@ def decode_legacy_entry(
     """Decode the legacy entry starting at ``buf[pos]``, which holds all of it.
 
     ``position`` is the entry's byte position in its file (reported, not used for reading).
-    Raises ``CorruptError`` (bad CRC, malformed message, bad compressed payload) or
-    ``TruncatedError``; positions in the errors are relative to ``buf``.
+    Raises ``CorruptError`` (malformed message, bad compressed payload) or ``TruncatedError``;
+    positions in the errors are relative to ``buf``. A CRC that does not match (the wrapper's or
+    an inner message's) is no reason to stop: the broker never checks it, so the records are
+    returned with the ``ChecksumError`` (or named in the error when they cannot be read).
     """
     offset, size = LOG_OVERHEAD.unpack_from(buf, pos)
     end = pos + CRC_OFFSET + size
     crc, magic, attributes = MESSAGE_HEAD.unpack_from(buf, pos + CRC_OFFSET)
     computed = zlib.crc32(buf[pos + MAGIC_OFFSET : end])
-    if computed != crc:
-        raise CorruptError(
+    checksum = (
+        None
+        if computed == crc
+        else ChecksumError(
             f"Message is corrupt (stored crc = {crc}, computed crc = {computed})",
             field="crc",
             position=pos,
         )
-    timestamp, key, value = _message_body(buf, pos, end, magic)
+    )
     codec = attributes & CODEC_MASK
     timestamp_type = _timestamp_type(magic, attributes)
-    if codec == Codec.NONE:
-        records: tuple[Record, ...] = (Record(offset, timestamp, key, value, magic),)
-    else:
-        records = _decompressed_records(
-            value, magic, offset, timestamp, timestamp_type, codec, pos, decompress_limit
-        )
+    try:
+        timestamp, key, value = _message_body(buf, pos, end, magic)
+        if codec == Codec.NONE:
+            records: tuple[Record, ...] = (Record(offset, timestamp, key, value, magic),)
+        else:
+            records, inner_checksum = _decompressed_records(
+                value, magic, offset, timestamp, timestamp_type, codec, pos, decompress_limit
+            )
+            checksum = checksum or inner_checksum
+    except DecodeError as error:
+        if checksum is None:
+            raise
+        raise error.also(checksum.message) from None
     header = BatchHeader(
         position=position,
         size=CRC_OFFSET + size,
@@ -87,7 +98,7 @@ def decode_legacy_entry(
         max_timestamp=timestamp,
         crc=crc,
     )
-    return Batch(header, records)
+    return Batch(header, records, checksum)
 
 
 def _decompressed_records(
@@ -99,7 +110,7 @@ def _decompressed_records(
     codec: int,
     pos: int,
     decompress_limit: int,
-) -> tuple[Record, ...]:
+) -> tuple[tuple[Record, ...], ChecksumError | None]:
     if value is None:
         raise CorruptError(
             f"Found invalid compressed record set with null value (magic = {magic})",
@@ -183,11 +194,13 @@ def _inner_records(
     wrapper_timestamp: int,
     wrapper_timestamp_type: int,
     wrapper_pos: int,
-) -> tuple[Record, ...]:
-    """The inner messages of a wrapper with absolute offsets (``DeepRecordsIterator``).
-    Error positions point at the wrapper: inner bytes have no position in the file."""
+) -> tuple[tuple[Record, ...], ChecksumError | None]:
+    """The inner messages of a wrapper with absolute offsets (``DeepRecordsIterator``), and the
+    first inner CRC that does not match. Error positions point at the wrapper: inner bytes have
+    no position in the file."""
     view = memoryview(inner)
     entries: list[tuple[int, int, bytes | None, bytes | None, int]] = []
+    checksum: ChecksumError | None = None
     pos = 0
     while pos < len(view):
         if len(view) - pos < CRC_OFFSET + RECORD_OVERHEAD[0]:
@@ -207,9 +220,10 @@ def _inner_records(
             )
         crc, magic, attributes = MESSAGE_HEAD.unpack_from(view, pos + CRC_OFFSET)
         computed = zlib.crc32(view[pos + MAGIC_OFFSET : end])
-        if computed != crc:
-            raise CorruptError(
-                f"Inner message is corrupt (stored crc = {crc}, computed crc = {computed})",
+        if computed != crc and checksum is None:
+            checksum = ChecksumError(
+                f"Inner message at inner byte {pos} is corrupt (stored crc = {crc},"
+                f" computed crc = {computed})",
                 field="value.inner_messages.crc",
                 position=wrapper_pos,
             )
@@ -252,4 +266,4 @@ def _inner_records(
                 position=wrapper_pos,
             )
         base = wrapper_offset - last_inner
-    return tuple(Record(base + o, ts, k, v, m) for o, ts, k, v, m in entries)
+    return tuple(Record(base + o, ts, k, v, m) for o, ts, k, v, m in entries), checksum

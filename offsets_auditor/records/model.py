@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import ClassVar, NamedTuple
 
+from offsets_auditor.errors import ChecksumError
+
 #: v0 messages carry no timestamp; Kafka reports them as ``NoTimestampType`` with ``-1``.
 NO_TIMESTAMP = -1
 #: ``RecordBatch.NO_PRODUCER_ID`` and friends (clients/.../record/RecordBatch.java).
@@ -82,7 +84,10 @@ class Record(NamedTuple):
 
 
 class Batch(NamedTuple):
-    """A decoded top-level entry with all of its records (bounded by the batch size limit)."""
+    """A decoded top-level entry with all of its records (bounded by the batch size limit).
+    ``checksum_error``: its stored CRC (or an inner message's) does not match its bytes; the
+    records are as the broker reads them all the same."""
 
     header: BatchHeader
     records: tuple[Record, ...]
+    checksum_error: ChecksumError | None = None

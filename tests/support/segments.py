@@ -4,6 +4,7 @@ entries a reader must take or refuse and a fixer that recomputes CRCs after a mu
 
 from __future__ import annotations
 
+import gzip
 import struct
 import zlib
 from collections.abc import Callable, Iterable
@@ -166,6 +167,16 @@ def kafka_python_legacy(magic: int, codec: int, first_offset: int, n: int) -> by
     if codec:  # the wrapper's offset is that of its last inner message (the broker sets it)
         data[0:8] = struct.pack(">q", first_offset + n - 1)
     return bytes(data)
+
+
+def gzip_wrapper_with_bad_inner_crc(offset: int) -> bytes:
+    """A magic 1 gzip wrapper at ``offset`` (its own CRC right) of three inner messages, the
+    second of which stores a wrong CRC."""
+    inner = b"".join(
+        legacy(i, commit_key(partition=i), commit_value(1, i), magic=1, crc=7 if i == 1 else None)
+        for i in range(3)
+    )
+    return legacy(offset, None, gzip.compress(inner), magic=1, attributes=GZIP)
 
 
 def kafka_python_v2(
