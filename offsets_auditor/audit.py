@@ -21,6 +21,7 @@ from offsets_auditor.cleaner.blockers import (
 )
 from offsets_auditor.cleaner.capacity import BufferAdvice, buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.damage import read_buffers
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
 from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, PassResult
 from offsets_auditor.cleaner.requirements import needed_entries
@@ -28,7 +29,7 @@ from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, sel
 from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome, severity_of
 from offsets_auditor.cleaner.verdict_facts import emulated_facts
-from offsets_auditor.errors import TruncatedError
+from offsets_auditor.damage import CleanerView, damage_findings, place_of
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState, PartitionGroups
 from offsets_auditor.groups.recover import FoldingReader, collect, plan
@@ -253,12 +254,22 @@ def audit_log_dir(
             e = emulate_partition(
                 partition, logdir, config, now_ms, folding.read if folding else segments
             )
-            if folding is not None:
-                replayed.append(folding.result())
+            replay = folding.result() if folding is not None else None
+            if replay is not None:
+                replayed.append(replay)
+            if e is not None:
+                findings.extend(
+                    damage_findings(
+                        place_of(logdir, partition, e.scan.log_end_offset),
+                        e.scan.errors,
+                        replay.record_problems if replay is not None else (),
+                        groups_plan.rules if groups_plan else loader_rules(config.kafka_version),
+                        cleaner_view(e, config),
+                    )
+                )
         if e is None:
             continue
         emulated.append(e)
-        findings.extend(decode_findings(e.scan))
         findings.extend(offset_overflow_findings(e.scan, config))
         findings.extend(
             hanging_transaction_findings(
@@ -307,7 +318,12 @@ def audit_log_dir(
     if groups_plan is not None and groups_plan.partitions_count > 0:
         recovered = collect(logdir, groups_plan, tuple(replayed))
         groups = recovered.groups
-        findings.extend(f for f in recovered.findings if f not in logdir.findings)
+        # open transactions are the cleaner's findings here (with their age and what they pin)
+        findings.extend(
+            f
+            for f in recovered.findings
+            if f not in logdir.findings and f.kind != "open-transaction"
+        )
     worst = max((e.needed_entries for e in emulated), default=0)
     recommendation = (
         buffer_for(worst, config.threads, config.load_factor) if worst > capacity else None
@@ -325,19 +341,16 @@ def audit_log_dir(
     )
 
 
-def decode_findings(scan: PartitionScan) -> list[Finding]:
-    return [
-        Finding(
-            kind="truncated-tail" if isinstance(error, TruncatedError) else "corrupt-record",
-            severity=Severity.WARNING,
-            detail=error.message,
-            file=error.file,
-            position=error.position,
-            field=error.field,
-            partition=scan.partition.name,
-        )
-        for error in scan.errors
-    ]
+def cleaner_view(e: Emulated, config: CleanerConfig) -> CleanerView:
+    """The cleaner as the emulation of ``e`` saw it, for the damage findings."""
+    failure = e.failure
+    return CleanerView(
+        behaviour=config.behaviour,
+        buffers=read_buffers(config),
+        failure_damage=failure.damage if failure is not None else None,
+        failure_pass=failure.pass_number if failure is not None else None,
+        emulated=config.enabled,
+    )
 
 
 def config_findings(logdir: LogDir, config: CleanerConfig) -> list[Finding]:

@@ -18,10 +18,25 @@ can say exactly where to look. Nothing else escapes the decoder.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """Why no entry can be framed from an error's position to the end of its segment (set by
+    the segment walk only): the size the entry declares (its log overhead included; ``None``
+    when too few bytes are left to hold it) and the bytes left in the file from there."""
+
+    declared_size: int | None
+    bytes_left: int
+
 
 class DecodeError(Exception):
     """Bytes that could not be decoded. ``position`` is a byte offset: within the file when
-    ``file`` is set, otherwise within the buffer that was being decoded."""
+    ``file`` is set, otherwise within the buffer that was being decoded. ``framing`` is set
+    when nothing after the error can be framed; ``checksum_mismatch`` when the entry's stored
+    CRC does not match its bytes either (the bytes changed after they were written)."""
 
     def __init__(
         self,
@@ -30,36 +45,41 @@ class DecodeError(Exception):
         field: str,
         position: int | None = None,
         file: str | None = None,
-        ends_segment: bool = False,
+        framing: Framing | None = None,
+        checksum_mismatch: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
         self.position = position
         self.file = file
-        #: no entry can be framed from here to the end of the file (set by the segment walk)
-        self.ends_segment = ends_segment
+        self.framing = framing
+        self.checksum_mismatch = checksum_mismatch
 
     def located(self, *, file: str | None = None, base: int = 0) -> DecodeError:
         """The same error, re-anchored: ``position`` shifted by ``base`` (or ``base`` itself when
         the error had no position, e.g. inside compressed bytes), ``file`` set."""
-        return type(self)(
-            self.message,
-            field=self.field,
+        return self._copy(
             position=base if self.position is None else self.position + base,
             file=file if file is not None else self.file,
-            ends_segment=self.ends_segment,
         )
 
-    def also(self, note: str) -> DecodeError:
-        """The same error with ``note`` added to its message."""
-        return type(self)(
-            f"{self.message}; {note}",
-            field=self.field,
-            position=self.position,
-            file=self.file,
-            ends_segment=self.ends_segment,
-        )
+    def with_checksum_mismatch(self, checksum: ChecksumError) -> DecodeError:
+        """The same error, on an entry whose CRC does not match either (``checksum``)."""
+        return self._copy(message=f"{self.message}; {checksum.message}", checksum_mismatch=True)
+
+    def _copy(self, **changes: Any) -> DecodeError:
+        current: dict[str, Any] = {
+            "message": self.message,
+            "field": self.field,
+            "position": self.position,
+            "file": self.file,
+            "framing": self.framing,
+            "checksum_mismatch": self.checksum_mismatch,
+        }
+        current.update(changes)
+        message = current.pop("message")
+        return type(self)(message, **current)
 
     def __str__(self) -> str:
         where = []
@@ -82,3 +102,8 @@ class CorruptError(DecodeError):
 class ChecksumError(CorruptError):
     """The entry was decoded, but the CRC it stores does not match its bytes (see the module
     docstring: the broker reads such an entry as it is)."""
+
+
+class OverLimitError(CorruptError):
+    """An entry larger than the auditor's own limit (``--max-batch-bytes``): skipped unread.
+    Not damage: the broker reads it."""

@@ -73,6 +73,39 @@ FACTS: Final[tuple[Fact, ...]] = (
         " marked uncleanable and the thread goes on (KAFKA-7215)",
     ),
     Fact(
+        "buffers_grow_to_topic_max",
+        "0.10.1",
+        None,
+        "the cleaner's read buffer grows up to the larger of the topic's max.message.bytes and"
+        " the broker's message.max.bytes (growBuffers(maxLogMessageSize)); before, up to the"
+        " broker's (0.10.1.0/0.10.0.1 LogCleaner.scala)",
+    ),
+    Fact(
+        "reads_record_batches",
+        "0.10.2",
+        None,
+        "the cleaner reads segments as MemoryRecords (ByteBufferLogInputStream): a size field"
+        " below 14 throws CorruptRecordException 'Record size ... is less than the minimum record"
+        " overhead (14)'; before, ByteBufferMessageSet throws InvalidMessageException 'Message"
+        " found with corrupt size (N) in shallow iterator' (0.10.1.0/0.10.2.0 LogCleaner.scala)",
+    ),
+    Fact(
+        "names_record_size",
+        "2.0.0",
+        None,
+        "'Record size N is less than the minimum record overhead (14)' names the size"
+        " (ByteBufferLogInputStream.java; 1.1.0 leaves it out)",
+    ),
+    Fact(
+        "grows_buffers_or_fails",
+        "2.0.0",
+        None,
+        "an entry that never fits the read buffer fails in growBuffersOrFail with the batch size"
+        " and the bytes left ('Log segment may be corrupt, ...'); before, growBuffers throws"
+        " 'This log contains a message larger than maximum allowable size of N.'"
+        " (2.0.0/1.1.0 LogCleaner.scala)",
+    ),
+    Fact(
         "reads_transactions",
         "0.11.0",
         None,
@@ -152,6 +185,10 @@ class CleanerBehaviour:
     cleaner_enabled_by_default: bool
     honours_offsets_segment_bytes: bool
     exception_kills_thread: bool
+    buffers_grow_to_topic_max: bool
+    reads_record_batches: bool
+    names_record_size: bool
+    grows_buffers_or_fails: bool
     reads_transactions: bool
     fast_forwards_segment_gaps: bool
     horizon_uses_largest_timestamp: bool

@@ -81,7 +81,8 @@ def hanging_transaction_findings(
                 severity=Severity.INFO,
                 detail=f"{len(young)} transaction(s) open, the oldest (producer {pid}, from offset"
                 f" {first}) for {_duration(age)}: normal on a running broker; the cleaner stops"
-                " at the oldest until it ends, which is within transaction.max.timeout.ms"
+                " at the oldest, and its offset commits stay pending (invisible to OffsetFetch),"
+                " until it ends, which is within transaction.max.timeout.ms"
                 f" ({_duration(limit)})",
                 partition=scan.partition.name,
             )
@@ -104,6 +105,11 @@ class _Sized(Protocol):
     def size_and_top_writer(self) -> tuple[int, str | None, float]: ...
 
 
+def _percent(share: float) -> str:
+    """A share as a percentage, with two significant digits below 1% (never a bare "0%")."""
+    return f"{share:.0%}" if share >= 0.01 else f"{share * 100:.2g}%"
+
+
 def skew_findings(partitions: Sequence[_Sized], factor: int = 10) -> list[Finding]:
     """A partition ``factor`` times the median size means a few groups dominate its
     coordinator (and its load time after a failover)."""
@@ -111,17 +117,23 @@ def skew_findings(partitions: Sequence[_Sized], factor: int = 10) -> list[Findin
     sizes = sorted(m[1] for m in measured)
     if len(sizes) < 2:
         return []
-    median = sizes[len(sizes) // 2] or 1
+    median = sizes[len(sizes) // 2]
     found = []
     for name, size, group, share in measured:
-        if size >= factor * median and size > 1024 * 1024:
-            who = f"; group {group} writes {share:.0%} of it" if group else ""
+        if size >= factor * max(median, 1) and size > 1024 * 1024:
+            compared = (
+                f"{size / median:,.0f}x the median offsets partition"
+                if median
+                else "while the median offsets partition is empty"
+            )
+            who = (
+                f"; its top writer, group {group}, writes {_percent(share)} of it" if group else ""
+            )
             found.append(
                 Finding(
                     kind="partition-skew",
                     severity=Severity.WARNING,
-                    detail=f"{name} holds {size:,} bytes, {size / median:.0f}x the median offsets"
-                    f" partition{who}",
+                    detail=f"{name} holds {size:,} bytes, {compared}{who}",
                     partition=name,
                 )
             )

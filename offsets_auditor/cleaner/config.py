@@ -41,6 +41,10 @@ class CleanerConfig:
     segment_bytes: int = 104_857_600
     max_index_bytes: int = 10_485_760
     max_message_bytes: int = 1_000_012
+    #: the topic's ``max.message.bytes`` when overridden (else the broker's ``message.max.bytes``)
+    topic_max_message_bytes: int | None = None
+    #: ``log.cleaner.io.buffer.size``: all threads' read and write buffers together
+    io_buffer_size: int = 524_288
     #: ``transaction.max.timeout.ms``: no transaction stays open longer; the coordinator aborts
     #: one whose producer's ``transaction.timeout.ms`` (at most this) expires
     transaction_max_timeout_ms: int = 900_000
@@ -55,6 +59,13 @@ class CleanerConfig:
         """``min(dedupeBufferSize / numThreads, Int.MaxValue)`` with long division
         (``LogCleaner.CleanerThread``)."""
         return min(self.dedupe_buffer_size // self.threads, INT_MAX)
+
+    @property
+    def log_max_message_bytes(self) -> int:
+        """``maxLogMessageSize``: the offsets topic's ``max.message.bytes``."""
+        if self.topic_max_message_bytes is not None:
+            return self.topic_max_message_bytes
+        return self.max_message_bytes
 
 
 #: property name -> (field, parser). Later names in a group win (topic-level over broker-wide).
@@ -71,6 +82,7 @@ _PROPERTIES: dict[str, tuple[str, type]] = {
     "offsets.topic.segment.bytes": ("segment_bytes", int),
     "log.index.size.max.bytes": ("max_index_bytes", int),
     "message.max.bytes": ("max_message_bytes", int),
+    "log.cleaner.io.buffer.size": ("io_buffer_size", int),
     "transaction.max.timeout.ms": ("transaction_max_timeout_ms", int),
     # topic-level names, for __consumer_offsets overrides
     "min.cleanable.dirty.ratio": ("min_cleanable_ratio", float),
@@ -79,6 +91,7 @@ _PROPERTIES: dict[str, tuple[str, type]] = {
     "max.compaction.lag.ms": ("max_compaction_lag_ms", int),
     "segment.bytes": ("segment_bytes", int),
     "segment.index.bytes": ("max_index_bytes", int),
+    "max.message.bytes": ("topic_max_message_bytes", int),
 }
 _TOPIC_LEVEL = {
     k for k in _PROPERTIES if not k.startswith(("log.", "offsets.", "message.", "transaction."))

@@ -68,6 +68,22 @@ class MapFailure:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class MapStop:
+    """Where the reads of a map that filled up stopped: ``member`` is the position of the
+    segment among the pass's dirty segments, ``entry`` the segment's entry (batch index) that
+    holds the first record that found the map full (-1: the segment was not read at all).
+    Entries before it, and everything in the segments before it, were read."""
+
+    member: int
+    entry: int
+
+    def read_past(self, member: int, entries_before: int) -> bool:
+        """Whether the reads got past a point of segment ``member`` that follows
+        ``entries_before`` whole entries."""
+        return member < self.member or (member == self.member and self.entry >= entries_before)
+
+
 def control_type_name(type_id: int) -> str | None:
     """``_control_type``: the first control record's type name (None: the batch is empty)."""
     if type_id == NO_CONTROL_RECORD:
@@ -99,9 +115,10 @@ def map_partial(
     upper: int,
     txn: CleanedTransactionMetadata,
     behaviour: CleanerBehaviour,
-) -> bool:
-    """0.10.1+ ``buildOffsetMap`` over the dirty segments ``members``; True when the map filled
-    up. ``m.latest_offset`` is left where the broker's is (the pass's end - 1)."""
+) -> MapStop | None:
+    """0.10.1+ ``buildOffsetMap`` over the dirty segments ``members``: where the reads stopped
+    when the map filled up (None: it did not). ``m.latest_offset`` is left where the broker's
+    is (the pass's end - 1)."""
     scan = state.scan
     for position, index in enumerate(members):
         next_start = (
@@ -135,14 +152,14 @@ def map_partial(
                 done = np.flatnonzero(processed[:stop_batch])  # batches read whole before it
                 if len(done):
                     m.latest_offset = int(cols.batch_last_offset[done[-1]])
-            return True
+            return MapStop(position, stop_batch)
         _put(m, candidate_ids, cols.offset[candidates])
         done = np.flatnonzero(processed)
         if len(done):
             m.latest_offset = int(cols.batch_last_offset[done[-1]])
         if behaviour.fast_forwards_segment_gaps:
             m.latest_offset = next_start - 1
-    return False
+    return None
 
 
 def _put(m: OffsetMap, ids: npt.NDArray[np.int32], offsets: npt.NDArray[np.int64]) -> None:
@@ -154,16 +171,17 @@ def _put(m: OffsetMap, ids: npt.NDArray[np.int32], offsets: npt.NDArray[np.int64
 
 def map_whole_segments(
     state: LogState, m: OffsetMap, members: Sequence[int], start: int, era: MapEra
-) -> tuple[int, bool] | MapFailure:
+) -> tuple[int, MapStop | None] | MapFailure:
     """0.9.0.x and 0.10.0.x ``buildOffsetMap``: the end offset (the last offset of the last
-    fully mapped segment + 1) and whether the map filled up, or the failure."""
+    fully mapped segment + 1) and where the reads stopped when the map filled up (None: it did
+    not), or the failure."""
     segments = state.segments
     if not members or segments[members[0]].base_offset != start:
         base = segments[members[0]].base_offset if members else start
         return MapFailure("checkpoint", "", (start, base))
     last = segments[members[0]].base_offset
     scan = state.scan
-    for index in members:
+    for position, index in enumerate(members):
         seg = segments[index]
         cols, ids = scan.columns[index], scan.key_ids[index]
         alive = np.flatnonzero(state.alive[index])  # records of live batches that survive
@@ -173,7 +191,7 @@ def map_whole_segments(
             if span > m.max_desired:
                 return MapFailure("span", seg.file, (span, m.max_desired))
             if m.size + span > m.max_desired:
-                return last + 1, True
+                return last + 1, MapStop(position, -1)
             _put(m, ids[keyed], cols.offset[keyed])
             if len(alive):
                 last = int(cols.offset[alive[-1]])
@@ -185,8 +203,8 @@ def map_whole_segments(
             _put(m, ids[keyed[:stop]], cols.offset[keyed[:stop]])
             if last <= start:
                 return MapFailure("unable", seg.file, ())
-            return last + 1, True
+            return last + 1, MapStop(position, int(cols.batch[keyed[stop]]))
         _put(m, ids[keyed], cols.offset[keyed])
         segment_last = int(cols.offset[alive[-1]]) if len(alive) else seg.base_offset
         last = max(last, segment_last)
-    return last + 1, False
+    return last + 1, None

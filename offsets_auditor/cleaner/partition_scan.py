@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor import _native
+from offsets_auditor.cleaner.damage import CleanerDamage
 from offsets_auditor.cleaner.segment_facts import (
     CleanerColumns,
     ProducerBatch,
@@ -51,6 +52,8 @@ class SegmentInfo:
     batches: int
     file: str
     path: Path
+    #: the first error the cleaner's reads of this segment fail on
+    damage: CleanerDamage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +198,7 @@ def fold_partition(
                 batches=stats.batches,
                 file=segment.log.name,
                 path=partition.path / segment.log.name,
+                damage=fact.damage,
             )
         )
         errors.extend(fact.errors)

@@ -22,8 +22,14 @@ from dataclasses import dataclass
 
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour, MapEra
 from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.damage import CleanerDamage, exception_at, read_buffers
 from offsets_auditor.cleaner.log_state import LogGroup, LogState
-from offsets_auditor.cleaner.map_building import MapFailure, map_partial, map_whole_segments
+from offsets_auditor.cleaner.map_building import (
+    MapFailure,
+    MapStop,
+    map_partial,
+    map_whole_segments,
+)
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.partition_scan import AbortedTxn, PartitionScan
 from offsets_auditor.cleaner.retention import PassCounters, clean_segment
@@ -43,6 +49,8 @@ class CleanerFailure:
     message: str
     pass_number: int
     kills_thread: bool
+    #: the damaged bytes it failed on, if that is why
+    damage: CleanerDamage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +139,7 @@ class PartitionCleaner:
         if self.behaviour.map_era == MapEra.PARTIAL:
             txn = CleanedTransactionMetadata(enabled=self.behaviour.reads_transactions)
             txn.add_aborted(self._aborted_in(start, upper))
-            full = map_partial(self.state, self.map, members, start, upper, txn, self.behaviour)
+            stop = map_partial(self.state, self.map, members, start, upper, txn, self.behaviour)
             end = self.map.latest_offset + 1
         else:
             mapped = map_whole_segments(
@@ -143,7 +151,11 @@ class PartitionCleaner:
                     number,
                     mapped.always_kills or self.behaviour.exception_kills_thread,
                 )
-            end, full = mapped
+            end, stop = mapped
+        # the damage the map's reads get to, then the damage the rewrite of [0, end) reads
+        damaged = self._damaged_in_map(members, stop) or self._damaged_below(end)
+        if damaged is not None:
+            return self._failure_at(damaged, number)
         horizon = self._delete_horizon(start)
         counters = self._clean(end, upper, horizon)
         return PassResult(
@@ -153,7 +165,7 @@ class PartitionCleaner:
             end_offset=end,
             segments=len(dirty),
             map_entries=self.map.size,
-            map_full=full,
+            map_full=stop is not None,
             utilization=self.map.utilization,
             start_records=counters.start_records,
             start_bytes=counters.start_bytes,
@@ -174,6 +186,39 @@ class PartitionCleaner:
                 f"End size: {counters.end_bytes / 1048576:,.1f} MB"
                 f" ({counters.end_records:,} messages)",
             ),
+        )
+
+    # --- damaged segments --------------------------------------------------------------
+
+    def _damaged_in_map(self, members: list[int], stop: MapStop | None) -> int | None:
+        """The first dirty segment whose damage the map's reads get to."""
+        segments = self.scan.segments
+        for position, index in enumerate(members):
+            damage = segments[index].damage
+            if damage is not None and (
+                stop is None or stop.read_past(position, damage.entries_before)
+            ):
+                return index
+        return None
+
+    def _damaged_below(self, end: int) -> int | None:
+        """The first damaged segment the rewrite of ``[0, end)`` reads (whole segments)."""
+        for group in self.state.log_segments(0, end):
+            for index in group.members:
+                if self.scan.segments[index].damage is not None:
+                    return index
+        return None
+
+    def _failure_at(self, index: int, number: int) -> CleanerFailure:
+        segment = self.scan.segments[index]
+        assert segment.damage is not None
+        return CleanerFailure(
+            exception_at(
+                segment.damage, str(segment.path), read_buffers(self.config), self.behaviour
+            ),
+            number,
+            self.behaviour.exception_kills_thread,
+            damage=segment.damage,
         )
 
     # --- cleaning ------------------------------------------------------------------------

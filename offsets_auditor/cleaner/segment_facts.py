@@ -24,6 +24,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from offsets_auditor.cleaner.damage import CleanerDamage, stops_the_cleaner
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.reader.columns import (
     DIGEST_DTYPE,
@@ -133,6 +134,8 @@ class SegmentFacts:
     producer_batches: tuple[ProducerBatch, ...]
     columns: CleanerColumns
     errors: tuple[DecodeError, ...]
+    #: the first error the cleaner's reads of this segment fail on
+    damage: CleanerDamage | None = None
 
 
 _INT16: Final = struct.Struct(">h")
@@ -173,7 +176,7 @@ def segment_facts(items: Iterable[Chunk | DecodeError], base_offset: int) -> Seg
     builder = _FactsBuilder()
     for item in items:
         if isinstance(item, DecodeError):
-            builder.errors.append(item)
+            builder.error(item)
         else:
             builder.add(item)
     return builder.result(base_offset)
@@ -191,6 +194,12 @@ class _FactsBuilder:
     parts: list[CleanerColumns] = field(default_factory=list)
     writer_rows: list[tuple[Any, ...]] = field(default_factory=list)
     strings: Any = None
+    damage: CleanerDamage | None = None
+
+    def error(self, error: DecodeError) -> None:
+        self.errors.append(error)
+        if self.damage is None and stops_the_cleaner(error):
+            self.damage = CleanerDamage(error, self.batches)
 
     def add(self, chunk: Chunk) -> None:
         b = chunk.batches
@@ -306,6 +315,7 @@ class _FactsBuilder:
             producer_batches=tuple(self.producer_batches),
             columns=_join_columns(self.parts),
             errors=tuple(self.errors),
+            damage=self.damage,
         )
 
     def _writer_shares(self) -> WriterShares:

@@ -157,7 +157,10 @@ class GroupsDelta:
     log_end_offset: int
     unknown_record_types: dict[int, int]
     notes: tuple[Note, ...]
+    #: what the segment walk reported (entries it could not read, CRC mismatches)
     problems: tuple[DecodeError, ...]
+    #: records whose key or value is no offsets schema (the loader throws on them)
+    record_problems: tuple[DecodeError, ...] = ()
 
 
 @dataclass
@@ -185,6 +188,7 @@ class DeltaBuilder:
     _unknown: Counter[int] = field(default_factory=Counter)
     _notes: dict[tuple[str, str], Note] = field(default_factory=dict)
     _problems: list[DecodeError] = field(default_factory=list)
+    _record_problems: list[DecodeError] = field(default_factory=list)
     _open_batch: tuple[int, int] = (-1, 0)  # (entry ordinal, offset of its first record read)
     _record_batch: tuple[str | None, int] = (None, -1)  # (file, position) of the last record
     _record_batch_first: int = -1
@@ -203,6 +207,9 @@ class DeltaBuilder:
         rows of a chunk, one record at a time (the rules' proof tables feed records so)."""
         if isinstance(item, DecodeError):
             self._problems.append(item)
+            return
+        if item.error is not None:
+            self._record_problems.append(item.error)
             return
         header = item.batch
         offset = item.record.offset
@@ -317,7 +324,7 @@ class DeltaBuilder:
         order = self._order(chunk, first_of_batch)
         for row, item in zip(rows.tolist(), self._rows.decoded(chunk, rows.tolist()), strict=True):
             if item.error is not None:
-                self._problems.append(item.error)
+                self._record_problems.append(item.error)
                 continue
             self._apply(item, int(order[row]), int(first_of_batch[row]))
 
@@ -441,6 +448,7 @@ class DeltaBuilder:
             unknown_record_types=dict(self._unknown),
             notes=tuple(self._notes.values()),
             problems=tuple(self._problems),
+            record_problems=tuple(self._record_problems),
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding
 
 
@@ -202,8 +203,9 @@ class PartitionGroups:
     ``records`` counts the data records replayed, ``log_end_offset`` is the offset after the
     last record replayed (0 for none), ``unknown_record_types`` how many records of
     each key type the loader did not know (skipped), ``findings`` what the real loader would
-    have stumbled on (e.g. a pre-3.5 loader failing on an unknown key type) and the decode
-    problems met, located."""
+    have stumbled on (e.g. a pre-3.5 loader failing on an unknown key type); ``problems`` the
+    damaged entries the segment walk met and ``record_problems`` the records whose key or value
+    is no offsets schema, located (``offsets_auditor.damage`` turns them into findings)."""
 
     partition: int
     groups: tuple[GroupState, ...]
@@ -211,3 +213,5 @@ class PartitionGroups:
     log_end_offset: int = 0
     unknown_record_types: dict[int, int] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
+    problems: tuple[DecodeError, ...] = ()
+    record_problems: tuple[DecodeError, ...] = ()

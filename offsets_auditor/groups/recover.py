@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from offsets_auditor.damage import damage_findings, place_of
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.delta import DeltaBuilder
@@ -147,10 +148,14 @@ class FoldingReader:
 
 
 def collect(
-    model: LogDir, groups_plan: GroupsPlan, replayed: tuple[PartitionGroups, ...]
+    model: LogDir,
+    groups_plan: GroupsPlan,
+    replayed: tuple[PartitionGroups, ...],
+    damage: tuple[Finding, ...] = (),
 ) -> GroupsRecovery:
-    """The recovery of a log dir from its partitions' replays, with the findings about them."""
-    findings = [*model.findings, *groups_plan.findings]
+    """The recovery of a log dir from its partitions' replays, with the findings about them
+    (``damage``: the partitions' damage findings, when the caller made them)."""
+    findings = [*model.findings, *groups_plan.findings, *damage]
     for result in replayed:
         findings.extend(result.findings)
         for group in result.groups:
@@ -187,12 +192,18 @@ def recover(
     if groups_plan.partitions_count <= 0:
         return GroupsRecovery(rules, (), (*model.findings, *groups_plan.findings))
     replayed = []
+    damage: list[Finding] = []
     for partition in offsets_partitions(model):
         with open_partition(model, partition, rules.version) as snapshot:
-            replayed.append(
-                replay_partition(snapshot.partition, groups_plan, read=read.from_snapshot(snapshot))
+            result = replay_partition(
+                snapshot.partition, groups_plan, read=read.from_snapshot(snapshot)
             )
-    return collect(model, groups_plan, tuple(replayed))
+            replayed.append(result)
+            place = place_of(model, snapshot.partition, result.log_end_offset)
+            damage.extend(
+                damage_findings(place, result.problems, result.record_problems, rules, None)
+            )
+    return collect(model, groups_plan, tuple(replayed), tuple(damage))
 
 
 def recover_groups(

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from offsets_auditor import _native
 from offsets_auditor.coordinator import coordinator_partition
-from offsets_auditor.errors import DecodeError, TruncatedError
+from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.classic_groups import classic_group
 from offsets_auditor.groups.consumer_groups import ConsumerGroupReplay
@@ -204,13 +204,17 @@ class GroupsFold:
     _unknown: Counter[int] = field(default_factory=Counter)
     _findings: list[Finding] = field(default_factory=list)
     _noted: set[tuple[str, str]] = field(default_factory=set)
+    _problems: list[DecodeError] = field(default_factory=list)
+    _record_problems: list[DecodeError] = field(default_factory=list)
 
     def add(self, delta: GroupsDelta) -> None:
         """Apply one segment's delta (segments in offset order)."""
         self.records += delta.records
         self.log_end_offset = max(self.log_end_offset, delta.log_end_offset)
         self._unknown.update(delta.unknown_record_types)
-        self._findings_of(delta.problems, delta.notes)
+        self._problems.extend(delta.problems)
+        self._record_problems.extend(delta.record_problems)
+        self._findings_of(delta.notes)
         for group, (offset, value) in delta.metadata.items():
             if value is None:
                 self._metadata.pop(group, None)
@@ -290,46 +294,22 @@ class GroupsFold:
 
     # -- findings ----------------------------------------------------------------------------
 
-    def _findings_of(self, problems: tuple[DecodeError, ...], notes: tuple[Note, ...]) -> None:
-        found: list[tuple[int, int, Finding]] = []
-        for error in problems:
-            truncated = isinstance(error, TruncatedError)
-            found.append(
-                (
-                    error.position if error.position is not None else -1,
-                    0,
-                    Finding(
-                        "truncated-tail" if truncated else "corrupt-record",
-                        Severity.WARNING if truncated else Severity.CRITICAL,
-                        f"{error.message}; the records it held are not replayed",
-                        file=error.file,
-                        position=error.position,
-                        field=error.field,
-                        partition=f"__consumer_offsets-{self.partition}",
-                    ),
-                )
-            )
-        for note in notes:
+    def _findings_of(self, notes: tuple[Note, ...]) -> None:
+        for note in sorted(notes, key=lambda n: n.position):
             if (note.kind, note.once_per) in self._noted:
                 continue
             self._noted.add((note.kind, note.once_per))
-            found.append(
-                (
-                    note.position,
-                    1,
-                    Finding(
-                        note.kind,
-                        Severity.CRITICAL,
-                        note.detail,
-                        file=note.file,
-                        position=note.position,
-                        partition=f"__consumer_offsets-{self.partition}",
-                        group=note.group,
-                    ),
+            self._findings.append(
+                Finding(
+                    note.kind,
+                    Severity.CRITICAL,
+                    note.detail,
+                    file=note.file,
+                    position=note.position,
+                    partition=f"__consumer_offsets-{self.partition}",
+                    group=note.group,
                 )
             )
-        found.sort(key=lambda f: (f[0], f[1]))
-        self._findings.extend(f for _, _, f in found)
 
     # -- the result --------------------------------------------------------------------------
 
@@ -385,6 +365,8 @@ class GroupsFold:
             log_end_offset=self.log_end_offset,
             unknown_record_types=dict(sorted(self._unknown.items())),
             findings=tuple(findings),
+            problems=tuple(self._problems),
+            record_problems=tuple(self._record_problems),
         )
 
     def _committed_offsets(self) -> dict[str, list[CommittedOffset]]:

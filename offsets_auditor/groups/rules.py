@@ -42,6 +42,18 @@ relative to the repository root; ``GMM`` = the classic ``GroupMetadataManager.sc
 8. Where the load ends: A:0.9.0.1 / A:0.10.1.0 the high watermark (``getHighWatermark``);
    A:0.11.0.0+ the log end offset (A:2.3.0 ``logEndOffset``). We replay every whole record
    on disk, which is the log end offset (and, for a single replica, the high watermark too).
+9. A record the load cannot read (an exception out of the load loop). A:0.9.0.1 / A:0.10.0.1
+   ``GMM.loadGroupsForPartition`` puts each offset into the cache as it reads it
+   (``putOffset``) and adds the groups after the loop: the offsets read before the exception
+   stay, no group metadata is loaded; logged "Error in loading offsets from
+   [__consumer_offsets,N]" (a ``TopicAndPartition``). A:0.10.1.0 collects ``loadedOffsets``
+   and applies them after the loop: nothing of the partition is loaded (same log line);
+   A:0.10.2.0 .. A:3.8.0 likewise, logged "Error loading offsets from
+   __consumer_offsets-N". In every classic version the ``finally`` adds the partition to
+   ``ownedPartitions``: the coordinator answers for its groups with what was loaded, and a
+   consumer that finds no committed offset starts from ``auto.offset.reset``. The new
+   coordinator (A:3.8.0 ``CoordinatorRuntime``) logs "Failed to load metadata from ... due
+   to ..." and the partition's coordinator goes to FAILED: its groups get NOT_COORDINATOR.
 """
 
 from __future__ import annotations
@@ -55,6 +67,14 @@ from offsets_auditor.versions import KafkaVersion
 class LoadStart(StrEnum):
     FIRST_SEGMENT = "first-segment"
     LOG_START_OFFSET = "log-start-offset"
+
+
+class LoadFailure(StrEnum):
+    """What an exception out of the load leaves (rule 9)."""
+
+    KEEPS_OFFSETS_READ = "keeps-offsets-read"
+    LOADS_NOTHING = "loads-nothing"
+    COORDINATOR_FAILS = "coordinator-fails"
 
 
 class CommitOffsetOf(StrEnum):
@@ -76,6 +96,34 @@ class LoaderRules:
     unknown_key_fails_load: bool
     empty_state: bool
     new_coordinator: bool
+    load_failure: LoadFailure = LoadFailure.LOADS_NOTHING
+
+    def load_error(self, partition: int) -> str:
+        """The line the broker logs when the load of ``partition`` throws (rule 9)."""
+        if self.new_coordinator:
+            return f"Failed to load metadata from __consumer_offsets-{partition} with epoch ..."
+        if not self.version.at_least("0.10.2"):
+            return f"Error in loading offsets from [__consumer_offsets,{partition}]"
+        return f"Error loading offsets from __consumer_offsets-{partition}"
+
+    def after_load_error(self) -> str:
+        """What the coordinator serves after the load threw (rule 9)."""
+        if self.load_failure is LoadFailure.COORDINATOR_FAILS:
+            return (
+                "the partition's coordinator fails: its groups get NOT_COORDINATOR until"
+                " leadership moves"
+            )
+        if self.load_failure is LoadFailure.KEEPS_OFFSETS_READ:
+            return (
+                "the offsets read before it stay loaded, later ones and all group metadata do"
+                " not; the coordinator serves the partition anyway, so a consumer whose offset"
+                " was not loaded starts from auto.offset.reset"
+            )
+        return (
+            "nothing of the partition is loaded, yet the coordinator serves it: every group"
+            " coordinated here has no committed offsets, and its consumers start from"
+            " auto.offset.reset"
+        )
 
     @property
     def label(self) -> str:
@@ -105,4 +153,9 @@ def loader_rules(version: KafkaVersion | str, new_coordinator: bool | None = Non
         unknown_key_fails_load=not new and not v.at_least("3.5"),
         empty_state=v.at_least("0.10.1"),
         new_coordinator=new,
+        load_failure=LoadFailure.COORDINATOR_FAILS
+        if new
+        else LoadFailure.LOADS_NOTHING
+        if v.at_least("0.10.1")
+        else LoadFailure.KEEPS_OFFSETS_READ,
     )

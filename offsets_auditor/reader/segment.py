@@ -35,7 +35,13 @@ from enum import StrEnum
 from typing import Final, Protocol
 
 from offsets_auditor import _native
-from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
+from offsets_auditor.errors import (
+    CorruptError,
+    DecodeError,
+    Framing,
+    OverLimitError,
+    TruncatedError,
+)
 from offsets_auditor.reader import native_reader
 from offsets_auditor.reader.columns import MAX_CHUNK_RECORDS, Chunk
 from offsets_auditor.reader.python_reader import PythonChunkBuilder, decode_entry
@@ -144,6 +150,7 @@ class _Walk:
                             field="log_overhead",
                             position=pos,
                             file=self.file,
+                            framing=Framing(_declared_size(source, pos, remaining), remaining),
                         )
                     )
                 break
@@ -165,12 +172,13 @@ class _Walk:
                         field="size",
                         position=pos,
                         file=self.file,
+                        framing=Framing(entry_size, remaining),
                     )
                 )
                 break
             if entry_size > limits.max_batch_bytes:
                 yield from self._error(
-                    CorruptError(
+                    OverLimitError(
                         f"entry of {entry_size} bytes is larger than the {limits.max_batch_bytes}"
                         "-byte limit; skipped (raise --max-batch-bytes if the topic's"
                         " max.message.bytes is larger)",
@@ -250,7 +258,16 @@ def _undersized(source: ByteSource, pos: int, length: int, file: str | None) -> 
         field="size",
         position=pos,
         file=file,
+        framing=Framing(LOG_OVERHEAD.size + length, tail),
     )
+
+
+def _declared_size(source: ByteSource, pos: int, remaining: int) -> int | None:
+    """The size the entry at ``pos`` declares (log overhead included), if its size field is
+    there."""
+    if remaining < LOG_OVERHEAD.size:
+        return None
+    return LOG_OVERHEAD.size + int(LOG_OVERHEAD.unpack(source.read_at(pos, LOG_OVERHEAD.size))[1])
 
 
 def _all_zero(source: ByteSource, pos: int, chunk: int = 8 * 1024 * 1024) -> bool:

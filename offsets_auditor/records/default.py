@@ -85,7 +85,7 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
     except DecodeError as error:
         if checksum is None:
             raise
-        raise error.also(checksum.message) from None
+        raise error.with_checksum_mismatch(checksum) from None
 
 
 def _decoded(

@@ -86,7 +86,7 @@ def decode_legacy_entry(
     except DecodeError as error:
         if checksum is None:
             raise
-        raise error.also(checksum.message) from None
+        raise error.with_checksum_mismatch(checksum) from None
     header = BatchHeader(
         position=position,
         size=CRC_OFFSET + size,
