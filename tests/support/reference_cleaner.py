@@ -1058,6 +1058,9 @@ class Emulated:
     #: not in the old results: how many batches the passes kept empty for an active producer
     #: (``LogState.batch_empty``), for the tests that show the synthetic partitions reach it
     retained_empty_batches: int = 0
+    #: not in the old results either: the most original segments one segment of the cleaned
+    #: log holds (``groupSegmentsBySize`` merged them when above 1)
+    largest_group: int = 1
 
 
 def emulate_partition(
@@ -1107,6 +1110,7 @@ def emulate_partition(
         needed_entries=need,
         size_after_cleaning=sum(cleaner.state.sizes),
         retained_empty_batches=sum(cleaner.state.batch_empty),
+        largest_group=max(len(g.members) for g in cleaner.state.groups),
     )
 
 
