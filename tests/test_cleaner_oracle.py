@@ -1,5 +1,6 @@
 """Today's cleaner emulation equals the oracle (``tests/support/reference_cleaner.py``, the
-per-record emulation of ``aa82d94``) on synthetic partitions.
+per-record emulation of ``aa82d94``) on synthetic partitions, and the audit does not depend on
+the record reader.
 
 1. The synthetic entries are what they say: every kind decodes (or is refused) as intended.
 2. Property: on random partitions (``tests/support/synthetic_partitions.py``: several segments,
@@ -15,10 +16,13 @@ per-record emulation of ``aa82d94``) on synthetic partitions.
    the emulation is fixed they pass and must be un-marked). The property above leaves their
    inputs out (control records of type -1, offsets the CRC does not cover flipped), so that it
    stays a check of everything else.
+5. The full ``audit --json`` document is the same with the Python reference reader and the C
+   reader, on every real log dir and on synthetic ones.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,13 +31,17 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from offsets_auditor.audit import emulate_partition
-from offsets_auditor.cleaner.config import LONG_MAX, CleanerConfig
+from offsets_auditor.audit import audit_log_dir, emulate_partition
+from offsets_auditor.audit_report import report_json
+from offsets_auditor.cleaner.config import LONG_MAX, CleanerConfig, cleaner_config
 from offsets_auditor.decode import decode_segment
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir import offsets_partitions, read_log_dir
+from offsets_auditor.meta_properties import parse_java_properties
 from offsets_auditor.reader.segment import Backend, BytesSource
+from offsets_auditor.reading import ReadOptions
 from offsets_auditor.versions import KafkaVersion
+from tests.conftest import FIXTURES
 from tests.support import reference_cleaner as ref
 from tests.support.synthetic_partitions import (
     CORRUPT_OFFSET_KINDS,
@@ -426,3 +434,50 @@ WHY: dict[str, str] = {
 def test_known_discrepancy(name: str, tmp_path: Path) -> None:
     spec, cfg, _ = KNOWN[name]
     assert_same(write_partition(tmp_path, spec), cfg)
+
+
+# -- 5. either reader, the same audit -------------------------------------------------------------
+
+LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs*"))
+
+
+def audit_document(log_dir: Path, cfg: CleanerConfig, backend: Backend) -> str:
+    audit = audit_log_dir(log_dir, cfg, NOW_MS, read=ReadOptions(backend=backend))
+    return json.dumps(report_json([audit]), sort_keys=True)
+
+
+@pytest.mark.parametrize("log_dir", LOG_DIRS, ids=[str(d.relative_to(FIXTURES)) for d in LOG_DIRS])
+def test_the_audit_is_the_same_with_either_reader_on_real_log_dirs(log_dir: Path) -> None:
+    fixture = log_dir.parent
+    properties = parse_java_properties((fixture / "broker-server.properties").read_text())
+    cfg = cleaner_config(properties, {}, fixture.parent.name.removeprefix("kafka-"))
+    assert audit_document(log_dir, cfg, Backend.PYTHON) == audit_document(
+        log_dir, cfg, Backend.NATIVE
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    spec=partitions(),
+    version=st.sampled_from(VERSIONS),
+    slots=st.integers(2, 40),
+)
+def test_the_audit_is_the_same_with_either_reader_on_synthetic_partitions(
+    tmp_path_factory: pytest.TempPathFactory, spec: Partition, version: str, slots: int
+) -> None:
+    log_dir = write_partition(tmp_path_factory.mktemp("readers"), spec)
+    cfg = config(version, slots, segment_bytes=2048)
+    assert audit_document(log_dir, cfg, Backend.PYTHON) == audit_document(
+        log_dir, cfg, Backend.NATIVE
+    )
+
+
+@pytest.mark.parametrize("name", [*REACHED, *KNOWN])
+def test_the_audit_is_the_same_with_either_reader_on_the_hand_built_partitions(
+    name: str, tmp_path: Path
+) -> None:
+    spec, cfg, _ = REACHED.get(name) or KNOWN[name]
+    log_dir = write_partition(tmp_path, spec)
+    assert audit_document(log_dir, cfg, Backend.PYTHON) == audit_document(
+        log_dir, cfg, Backend.NATIVE
+    )
