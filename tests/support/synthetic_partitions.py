@@ -251,10 +251,8 @@ def encode(entry: Entry, offset: int, legacy_only: bool) -> tuple[bytes, int]:
         bad[-1] ^= 0xFF
         return bytes(bad), n
     if kind in CORRUPT_OFFSET_KINDS:  # takes no offset of its own
-        data = bytearray(v2_batch(offset, pairs))
         flipped = -offset - 1 if kind == "v2-offset-negative" else offset + 1000
-        data[0:8] = struct.pack(">q", flipped)
-        return bytes(data), 0
+        return struct.pack(">q", flipped) + v2_batch(offset, pairs)[8:], 0
     if kind in ("v2", "v2-gzip"):
         return v2_batch(offset, pairs, attributes=1 if kind == "v2-gzip" else 0), n
     if kind == "v2-idempotent":
