@@ -36,7 +36,14 @@ from offsets_auditor.cleaner.damage import (
     exception_at,
     stops_the_cleaner,
 )
-from offsets_auditor.errors import ChecksumError, DecodeError, OverLimitError, TruncatedError
+from offsets_auditor.errors import (
+    ChecksumError,
+    ControlKeyError,
+    DecodeError,
+    OverLimitError,
+    TruncatedError,
+    UnreadableFileError,
+)
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.indexes import recovery_points
 from offsets_auditor.logdir import LogDir, PartitionDir
@@ -58,13 +65,21 @@ class Damage(StrEnum):
     PARTIAL = "partial"
     #: a record whose key or value is no offsets schema (the group replay's)
     RECORD = "record"
+    #: a control record whose key ``ControlRecordType.parse`` refuses
+    CONTROL = "control"
     #: an entry over the auditor's own size limit: not damage, skipped unread
     OVER_LIMIT = "over-limit"
+    #: a file the auditor could not open: not damage, nothing known about it
+    UNREADABLE = "unreadable"
 
 
 def damage_of(error: DecodeError, *, in_record: bool = False) -> Damage:
+    if isinstance(error, ControlKeyError):
+        return Damage.CONTROL
     if in_record:
         return Damage.RECORD
+    if isinstance(error, UnreadableFileError):
+        return Damage.UNREADABLE
     if isinstance(error, OverLimitError):
         return Damage.OVER_LIMIT
     if isinstance(error, ChecksumError):
@@ -145,12 +160,23 @@ def damage_findings(
 def _finding(
     spot: _Spot, place: PartitionPlace, loader: LoaderRules, cleaner: CleanerView | None
 ) -> Finding:
-    kinds = [damage_of(e) for e in spot.reader] + [Damage.RECORD] * len(spot.records)
+    kinds = [damage_of(e) for e in spot.reader] + [
+        damage_of(e, in_record=True) for e in spot.records
+    ]
     errors = [*spot.reader, *spot.records]
     first = errors[0]
     segment = _segment_of(spot.file, place)
     active = segment is not None and segment == len(place.segments) - 1
     what = "; ".join(e.message for e in errors)
+    if kinds == [Damage.UNREADABLE]:
+        return _make(
+            "unreadable-file",
+            Severity.WARNING,
+            f"{what}: the auditor read nothing of it (the broker, another user, may)",
+            spot,
+            first,
+            place,
+        )
     if kinds == [Damage.OVER_LIMIT]:
         return _make(
             "oversized-entry",
@@ -177,7 +203,7 @@ def _finding(
     recovery_text = _for_recovery(spot, kinds, segment, place)
     if Damage.UNFRAMED in kinds or Damage.PARTIAL in kinds:
         kind = "corrupt-segment"
-    elif Damage.ENTRY in kinds or Damage.RECORD in kinds:
+    elif {Damage.ENTRY, Damage.RECORD, Damage.CONTROL} & set(kinds):
         kind = "corrupt-record"
     else:
         kind = "checksum-mismatch"
@@ -194,13 +220,19 @@ def _for_the_cleaner(
 ) -> tuple[str, bool]:
     if active:
         return "never reads the active segment", False
-    stopping = next((e for e in spot.reader if stops_the_cleaner(e)), None)
+    stopping = next((e for e in spot.reader if stops_the_cleaner(e)), None) or next(
+        (e for e in spot.records if isinstance(e, ControlKeyError)), None
+    )
     if stopping is None:
         if Damage.CHECKSUM in kinds:
             return "reads it as is (it checks no CRC)", False
         return "reads it as is (it hashes key bytes, it parses no value)", False
     if cleaner is None:
-        return "its reads fail here when a clean reaches this segment", True
+        return (
+            "a clean that reaches this segment fails here (`audit` tells which pass, with"
+            " the exception)",
+            True,
+        )
     fate = (
         "the cleaner thread dies (no partition of this broker is compacted again until a restart)"
         if cleaner.behaviour.exception_kills_thread

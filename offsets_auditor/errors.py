@@ -56,6 +56,19 @@ class DecodeError(Exception):
         self.framing = framing
         self.checksum_mismatch = checksum_mismatch
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled whole (the keyword-only arguments would otherwise be lost)."""
+        return (_rebuild, (type(self), self.message, self._fields()))
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "position": self.position,
+            "file": self.file,
+            "framing": self.framing,
+            "checksum_mismatch": self.checksum_mismatch,
+        }
+
     def located(self, *, file: str | None = None, base: int = 0) -> DecodeError:
         """The same error, re-anchored: ``position`` shifted by ``base`` (or ``base`` itself when
         the error had no position, e.g. inside compressed bytes), ``file`` set."""
@@ -69,17 +82,9 @@ class DecodeError(Exception):
         return self._copy(message=f"{self.message}; {checksum.message}", checksum_mismatch=True)
 
     def _copy(self, **changes: Any) -> DecodeError:
-        current: dict[str, Any] = {
-            "message": self.message,
-            "field": self.field,
-            "position": self.position,
-            "file": self.file,
-            "framing": self.framing,
-            "checksum_mismatch": self.checksum_mismatch,
-        }
-        current.update(changes)
-        message = current.pop("message")
-        return type(self)(message, **current)
+        fields = {**self._fields(), **changes}
+        message = fields.pop("message", self.message)
+        return type(self)(message, **fields)
 
     def __str__(self) -> str:
         where = []
@@ -89,6 +94,10 @@ class DecodeError(Exception):
             where.append(f"position {self.position}")
         prefix = f"{' '.join(where)}: " if where else ""
         return f"{prefix}{self.message} (field {self.field})"
+
+
+def _rebuild(kind: type[DecodeError], message: str, fields: dict[str, Any]) -> DecodeError:
+    return kind(message, **fields)
 
 
 class TruncatedError(DecodeError):
@@ -107,3 +116,12 @@ class ChecksumError(CorruptError):
 class OverLimitError(CorruptError):
     """An entry larger than the auditor's own limit (``--max-batch-bytes``): skipped unread.
     Not damage: the broker reads it."""
+
+
+class ControlKeyError(CorruptError):
+    """A control record's key that Kafka's ``ControlRecordType.parseTypeId`` throws on (shorter
+    than 4 bytes, or a negative version); the message is Kafka's."""
+
+
+class UnreadableFileError(DecodeError):
+    """A segment file the auditor could not open or read (not damage: the broker may read it)."""

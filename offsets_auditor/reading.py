@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from offsets_auditor import fs
-from offsets_auditor.errors import DecodeError
+from offsets_auditor.errors import DecodeError, UnreadableFileError
 from offsets_auditor.logdir import PartitionDir, PartitionSnapshot, Segment
 from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, Limits, read_segment
@@ -30,14 +30,14 @@ class ReadOptions:
         """The chunks and problems of one segment of ``partition``, read-only (opened by name,
         and only if it is still the file that was listed). A file that cannot be opened is one
         ``DecodeError`` (field ``file``)."""
-        label = f"{partition.name}/{segment.log.name}"
+        label = segment_label(partition, segment)
         identity = segment.log.identity if segment.log.identity != (0, 0) else None
         try:
             source = fs.ReadOnlyFile(
                 partition.path / segment.log.name, expect=identity, frozen=True
             )
         except OSError as error:
-            yield DecodeError(f"cannot open: {error.strerror}", field="file", file=label)
+            yield UnreadableFileError(f"cannot open: {error.strerror}", field="file", file=label)
             return
         with source:
             yield from self.source(source, label)
@@ -61,3 +61,8 @@ class ReadOptions:
 
 
 DEFAULT_READ: ReadOptions = ReadOptions()
+
+
+def segment_label(partition: PartitionDir, segment: Segment) -> str:
+    """How errors and findings name a segment file: relative to the log dir."""
+    return f"{partition.name}/{segment.log.name}"

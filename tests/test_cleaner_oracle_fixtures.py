@@ -94,9 +94,14 @@ def case_id(log_dir: Path, version: str, variant: str) -> str:
     ],
 )
 def test_the_oracle_reports_every_field_of_the_product(product: type, oracle: type) -> None:
-    assert [f.name for f in dataclasses.fields(product)] == [
+    assert [f.name for f in dataclasses.fields(product) if f.name not in BEYOND_THE_ORACLE] == [
         f.name for f in dataclasses.fields(oracle)
     ]
+
+
+#: what the oracle (the emulation of aa82d94) does not model: the damaged spot a pass fails on
+#: (tests/test_damage.py covers it)
+BEYOND_THE_ORACLE = {"damage"}
 
 
 # -- 2. a representative subset -------------------------------------------------------------------

@@ -106,6 +106,15 @@ FACTS: Final[tuple[Fact, ...]] = (
         " (2.0.0/1.1.0 LogCleaner.scala)",
     ),
     Fact(
+        "retains_from_found_offset",
+        "2.3.0",
+        None,
+        "shouldRetainRecord keeps a keyed record only when record.offset() >= foundOffset (-1"
+        " for a key not in the map; apache/kafka#6590); before, it is redundant when foundOffset"
+        " >= 0 && offset < foundOffset. They differ only on negative offsets (a damaged base"
+        " offset field, outside the CRC)",
+    ),
+    Fact(
         "reads_transactions",
         "0.11.0",
         None,
@@ -189,6 +198,7 @@ class CleanerBehaviour:
     reads_record_batches: bool
     names_record_size: bool
     grows_buffers_or_fails: bool
+    retains_from_found_offset: bool
     reads_transactions: bool
     fast_forwards_segment_gaps: bool
     horizon_uses_largest_timestamp: bool

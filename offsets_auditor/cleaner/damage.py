@@ -12,7 +12,9 @@ stop it. Every other error of the segment walk does:
   header: no whole entry is ever read there, the buffer grows to its maximum, then the cleaner
   gives up;
 - an entry that cannot be read (bad magic, records that do not parse, a payload that does not
-  decompress): Kafka's readers throw there too, with their own message.
+  decompress): Kafka's readers throw there too, with their own message;
+- a control batch whose first record's key ``ControlRecordType.parse`` refuses (0.11+: read
+  for every control batch by ``onControlBatchRead``).
 
 The exception's fate (the thread dies up to 2.0.x; from 2.1.0 the partition is marked
 uncleanable) is ``CleanerBehaviour.exception_kills_thread``. Sources: A:0.9.0.1, A:1.1.0,
@@ -29,7 +31,13 @@ from typing import Final
 
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.errors import ChecksumError, DecodeError, OverLimitError
+from offsets_auditor.errors import (
+    ChecksumError,
+    ControlKeyError,
+    DecodeError,
+    OverLimitError,
+    UnreadableFileError,
+)
 
 #: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest size field any reader accepts.
 MIN_RECORD_SIZE: Final = 14
@@ -49,8 +57,10 @@ class CleanerDamage:
 
 
 def stops_the_cleaner(error: DecodeError) -> bool:
-    """Whether the cleaner's reads fail where the segment walk reported ``error``."""
-    return not isinstance(error, ChecksumError | OverLimitError)
+    """Whether the cleaner's reads fail where the segment walk reported ``error`` (not on a
+    CRC it never checks, nor on an entry the auditor skipped or a file the auditor could not
+    open: the broker reads those)."""
+    return not isinstance(error, ChecksumError | OverLimitError | UnreadableFileError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +105,8 @@ def exception_at(
     error = damage.error
     framing = error.framing
     position = error.position if error.position is not None else 0
+    if isinstance(error, ControlKeyError):
+        return error.message
     if framing is None:
         return f"an exception reading the entry at byte {position}: {error.message}"
     size = None if framing.declared_size is None else framing.declared_size - LOG_OVERHEAD

@@ -28,7 +28,7 @@ from offsets_auditor.cleaner.behaviour import CleanerBehaviour, MapEra
 from offsets_auditor.cleaner.log_state import LogState
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.segment_facts import NO_CONTROL_RECORD
-from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
+from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata, reaches
 from offsets_auditor.records.control import CONTROL_TYPES
 
 
@@ -129,15 +129,21 @@ def map_partial(
         cols, ids = scan.columns[index], scan.key_ids[index]
         processed = state.batch_alive[index] & (cols.batch_last_offset >= start)
         aborted = np.zeros(cols.batches, dtype=np.bool_)
+        read = np.flatnonzero(processed)
+        reach = np.full(cols.batches, -1, dtype=np.int64)
+        reach[read] = reaches(cols.batch_last_offset[read])
         for b in np.flatnonzero(processed & (cols.batch_control | cols.batch_transactional)):
             last_offset = int(cols.batch_last_offset[b])
             pid = int(cols.batch_producer_id[b])
+            txn.read_up_to(int(reach[b]))
             if cols.batch_control[b]:
                 txn.on_control_batch(
                     last_offset, pid, control_type_name(int(cols.batch_control_type[b]))
                 )
             else:
                 aborted[b] = txn.on_batch(last_offset, pid, True)
+        if len(read):
+            txn.read_up_to(int(reach[read[-1]]))
         mapped_batch = processed & ~cols.batch_control & ~aborted
         candidates = np.flatnonzero(
             state.alive[index] & mapped_batch[cols.batch] & cols.keyed & (cols.offset >= start)

@@ -21,12 +21,15 @@ Offsets = npt.NDArray[np.int64]
 
 
 class OffsetMap:
-    """Key id -> latest offset, with the broker's capacity limits."""
+    """Key id -> latest offset, with the broker's capacity limits. Presence is kept apart from
+    the offset: a key put at a negative offset (a base offset field the CRC does not cover,
+    damaged) is present, as in Kafka's map."""
 
     def __init__(self, keys: int, memory_per_thread: int, load_factor: float) -> None:
         self.slots = slots(memory_per_thread)
         self.max_desired = max_desired_map_size(memory_per_thread, load_factor)
         self.offsets: Offsets = np.full(keys, -1, dtype=np.int64)
+        self.present: npt.NDArray[np.bool_] = np.zeros(keys, dtype=np.bool_)
         self.size = 0
         self.latest_offset = -1
 
@@ -36,11 +39,12 @@ class OffsetMap:
 
     def clear(self) -> None:
         self.offsets.fill(-1)
+        self.present.fill(False)
         self.size = 0
         self.latest_offset = -1
 
     def contains(self, ids: Ids) -> npt.NDArray[np.bool_]:
-        return self.offsets[ids] >= 0
+        return self.present[ids]
 
     def put_all(self, ids: Ids, offsets: Offsets) -> None:
         """``put`` of each (key, offset) in order: the last offset of a key wins; the latest
@@ -49,12 +53,14 @@ class OffsetMap:
             return
         reversed_ids = ids[::-1]
         unique, last_from_end = np.unique(reversed_ids, return_index=True)
-        self.size += int(np.count_nonzero(self.offsets[unique] < 0))
+        self.size += int(np.count_nonzero(~self.present[unique]))
+        self.present[unique] = True
         self.offsets[unique] = offsets[::-1][last_from_end]
         self.latest_offset = int(offsets[-1])
 
     def get(self, ids: Ids) -> Offsets:
-        """The offset stored for each key (-1 when absent or the key is null, id -1)."""
+        """The offset stored for each key (-1 when absent or the key is null, id -1), as
+        ``SkimpyOffsetMap.get`` answers."""
         if not len(self.offsets):
             return np.full(len(ids), -1, dtype=np.int64)
         found = self.offsets[np.maximum(ids, 0)]

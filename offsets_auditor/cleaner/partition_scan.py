@@ -28,7 +28,7 @@ from offsets_auditor.cleaner.segment_facts import (
 )
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir import PartitionDir, Segment
-from offsets_auditor.reading import SegmentReader
+from offsets_auditor.reading import SegmentReader, segment_label
 
 #: Control record type ids (``ControlRecordType``).
 ABORT = 0
@@ -164,7 +164,14 @@ def scan_partition(partition: PartitionDir, read: SegmentReader) -> PartitionSca
     return fold_partition(
         partition,
         (
-            (segment, segment_facts(read(partition, segment), segment.base_offset))
+            (
+                segment,
+                segment_facts(
+                    read(partition, segment),
+                    segment.base_offset,
+                    segment_label(partition, segment),
+                ),
+            )
             for segment in partition.segments
         ),
     )

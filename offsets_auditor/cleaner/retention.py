@@ -5,7 +5,10 @@ Per record (numbered rules, first that applies wins):
 
 1. 0.10.1+ only: an offset past the map's latest offset is kept (``pastLatestOffset``).
 2. A record without a key is dropped (counted as invalid).
-3. A record whose key the map holds at a later offset is dropped (a newer value exists).
+3. A record whose key the map holds at a later offset is dropped (a newer value exists). From
+   2.3.0 the test is ``offset < foundOffset`` with -1 for a key not in the map (so a damaged,
+   negative offset below -1 is dropped too); before, the key must be in the map
+   (``foundOffset >= 0``).
 4. A tombstone is dropped once its segment is older than the delete horizon
    (``retainDeletes`` false).
 5. Everything else is kept.
@@ -36,7 +39,7 @@ from offsets_auditor.cleaner.log_state import LogState
 from offsets_auditor.cleaner.map_building import control_type_name
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.segment_facts import CleanerColumns
-from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
+from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata, reaches
 
 RECORD_BATCH_OVERHEAD = 61
 #: Offset, size, crc, magic, attributes, timestamp, key and value lengths of a v1 wrapper.
@@ -187,14 +190,19 @@ def _transaction_decisions(
     touched = live_batches[
         v2 & (cols.batch_control[live_batches] | cols.batch_transactional[live_batches])
     ]
+    reach = np.full(nb, -1, dtype=np.int64)
+    reach[live_batches] = reaches(cols.batch_last_offset[live_batches])
     for b in touched.tolist():
         last_offset = int(cols.batch_last_offset[b])
         pid = int(cols.batch_producer_id[b])
+        txn.read_up_to(int(reach[b]))
         if cols.batch_control[b]:
             name = control_type_name(int(cols.batch_control_type[b]))
             discard[b] = txn.on_control_batch(last_offset, pid, name) and not retain_deletes
         else:
             discard[b] = txn.on_batch(last_offset, pid, True)
+    if len(live_batches):
+        txn.read_up_to(int(reach[live_batches[-1]]))
     for b in candidates.tolist():
         last = last_records.get(int(cols.batch_producer_id[b]))
         if last is None:
@@ -228,7 +236,9 @@ def _retain(
     )
     considered = evaluated & ~rule_1
     invalid = considered & ~cols.keyed  # rule 2
-    newer = considered & cols.keyed & (found >= 0) & (offset < found)  # rule 3
+    newer = considered & cols.keyed & (offset < found)  # rule 3
+    if not behaviour.retains_from_found_offset:
+        newer &= found >= 0
     expired = considered & cols.keyed & ~newer & cols.tombstone & (not retain_deletes)  # rule 4
     counters.invalid_dropped += int(np.count_nonzero(invalid))
     counters.tombstones_dropped += int(np.count_nonzero(expired))

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor.cleaner.damage import CleanerDamage, stops_the_cleaner
-from offsets_auditor.errors import DecodeError
+from offsets_auditor.errors import ControlKeyError, DecodeError
 from offsets_auditor.reader.columns import (
     DIGEST_DTYPE,
     Chunk,
@@ -33,11 +33,13 @@ from offsets_auditor.reader.columns import (
     ValueStatus,
     empty_digests,
 )
+from offsets_auditor.records.control import control_key_problem
 
 #: ``batch_control_type`` of a control batch with no record, and of one whose first record does
 #: not decode (``_control_type`` in Kafka's terms: None, "unknown").
-NO_CONTROL_RECORD: Final = -1
-UNDECODABLE_CONTROL: Final = 32767
+#: Outside the int16 range of a control type id, so that every id (-1 included) stays itself.
+NO_CONTROL_RECORD: Final = -(1 << 16)
+UNDECODABLE_CONTROL: Final = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +110,7 @@ class CleanerColumns:
     batch_producer_id: npt.NDArray[np.int64]
     batch_producer_epoch: npt.NDArray[np.int16]
     batch_last_offset: npt.NDArray[np.int64]
-    batch_control_type: npt.NDArray[np.int16]
+    batch_control_type: npt.NDArray[np.int32]
     batch_first_record: npt.NDArray[np.int64]
     batch_records: npt.NDArray[np.int32]
 
@@ -171,9 +173,12 @@ def commit_timestamp_of(key: bytes | None, value: bytes | None) -> int:
     return timestamp
 
 
-def segment_facts(items: Iterable[Chunk | DecodeError], base_offset: int) -> SegmentFacts:
-    """Read the chunks (and problems) of one segment whose base offset is ``base_offset``."""
-    builder = _FactsBuilder()
+def segment_facts(
+    items: Iterable[Chunk | DecodeError], base_offset: int, file: str | None = None
+) -> SegmentFacts:
+    """Read the chunks (and problems) of one segment whose base offset is ``base_offset``
+    (``file``: how errors name it)."""
+    builder = _FactsBuilder(file)
     for item in items:
         if isinstance(item, DecodeError):
             builder.error(item)
@@ -184,6 +189,7 @@ def segment_facts(items: Iterable[Chunk | DecodeError], base_offset: int) -> Seg
 
 @dataclass
 class _FactsBuilder:
+    file: str | None = None
     errors: list[DecodeError] = field(default_factory=list)
     records: int = 0
     batches: int = 0
@@ -196,21 +202,43 @@ class _FactsBuilder:
     strings: Any = None
     damage: CleanerDamage | None = None
 
-    def error(self, error: DecodeError) -> None:
+    def error(self, error: DecodeError, entries_before: int | None = None) -> None:
         self.errors.append(error)
         if self.damage is None and stops_the_cleaner(error):
-            self.damage = CleanerDamage(error, self.batches)
+            before = self.batches if entries_before is None else entries_before
+            self.damage = CleanerDamage(error, before)
 
     def add(self, chunk: Chunk) -> None:
         b = chunk.batches
         self.strings = chunk.strings
         starts = b.continued == 0
+        self._control_keys(chunk, starts)
         self.records += len(chunk.records)
         self.batches += int(np.count_nonzero(starts))
         self._stats(chunk, starts)
         self._producers(chunk, starts)
         self._writers(chunk)
         self.parts.append(_cleaner_columns(chunk))
+
+    def _control_keys(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:
+        """A control batch whose first record's key Kafka's ``ControlRecordType.parse``
+        throws on: the cleaner reads it (``onControlBatchRead``) and fails there."""
+        r, b = chunk.records, chunk.batches
+        rows = np.flatnonzero(starts & (b.control != 0) & (b.records > 0))
+        if not len(rows):
+            return
+        first = np.searchsorted(r.batch, rows)
+        odd = r.key_status[first] != KeyStatus.CONTROL
+        for row, record in zip(rows[odd].tolist(), first[odd].tolist(), strict=True):
+            problem = control_key_problem(chunk.key_bytes(record))
+            if problem is not None:
+                entries_before = self.batches + int(np.count_nonzero(starts[:row]))
+                self.error(
+                    ControlKeyError(
+                        problem, field="control.key", position=int(b.position[row]), file=self.file
+                    ),
+                    entries_before,
+                )
 
     def _stats(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:
         """``_scan_batch``: per batch, the last offset and the largest timestamp (the batch
@@ -387,16 +415,16 @@ def _cleaner_columns(chunk: Chunk) -> CleanerColumns:
     )
 
 
-def _first_control_types(chunk: Chunk) -> npt.NDArray[np.int16]:
+def _first_control_types(chunk: Chunk) -> npt.NDArray[np.int32]:
     """Per batch row: the type of its first control record (``_control_type``)."""
     r, b = chunk.records, chunk.batches
-    types = np.full(len(b), NO_CONTROL_RECORD, dtype=np.int16)
+    types = np.full(len(b), NO_CONTROL_RECORD, dtype=np.int32)
     has_records = (b.records > 0) & (b.continued == 0)
     rows = np.flatnonzero(has_records)
     if len(rows):
         first = np.searchsorted(r.batch, rows)
         decoded = r.key_status[first] == KeyStatus.CONTROL
-        types[rows] = np.where(decoded, r.control_type[first], UNDECODABLE_CONTROL)
+        types[rows] = np.where(decoded, r.control_type[first].astype(np.int32), UNDECODABLE_CONTROL)
     return types
 
 
@@ -427,7 +455,7 @@ _DTYPES: Final[dict[str, Any]] = {
     "batch_producer_id": np.int64,
     "batch_producer_epoch": np.int16,
     "batch_last_offset": np.int64,
-    "batch_control_type": np.int16,
+    "batch_control_type": np.int32,
     "batch_first_record": np.int64,
     "batch_records": np.int32,
 }

@@ -11,6 +11,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from offsets_auditor.cleaner.partition_scan import AbortedTxn
 
 
@@ -34,10 +37,17 @@ class CleanedTransactionMetadata:
                 self._seen.add(txn)
                 heapq.heappush(self._aborted, (txn.first_offset, id(txn), txn))
 
+    def read_up_to(self, offset: int) -> None:
+        """Batches were read up to last offset ``offset`` (``consumeAbortedTxnsUpTo``, which
+        Kafka runs for every batch it reads). Callers that skip the batches that touch no
+        transaction give the largest last offset read so far (:func:`reaches`): the state at
+        the next transactional or control batch is then the broker's, even when offsets go
+        backwards."""
+        if self.enabled:
+            self._consume_up_to(offset)
+
     def _consume_up_to(self, offset: int) -> None:
-        """Aborted transactions starting at or before ``offset`` become ongoing (the broker
-        moves them as it reads; doing it lazily, at the next transactional or control batch,
-        leaves the same state there)."""
+        """Aborted transactions starting at or before ``offset`` become ongoing."""
         while self._aborted and self._aborted[0][0] <= offset:
             _, _, txn = heapq.heappop(self._aborted)
             self._ongoing_aborted.setdefault(txn.producer_id, _AbortedTransactionMetadata(txn))
@@ -75,3 +85,8 @@ class CleanedTransactionMetadata:
                 return True
             self._ongoing_committed.add(producer_id)
         return False
+
+
+def reaches(last_offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """For batches read in order, the largest last offset read up to each."""
+    return np.maximum.accumulate(last_offsets) if len(last_offsets) else last_offsets

@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from offsets_auditor.errors import CorruptError, TruncatedError
+from offsets_auditor.errors import ControlKeyError, CorruptError, TruncatedError
 
 CONTROL_KEY = struct.Struct(">hh")  # version, type
 END_TXN_MARKER = struct.Struct(">hi")  # version, coordinator_epoch
@@ -38,17 +38,28 @@ class ControlRecord:
     coordinator_epoch: int | None = None
 
 
-def decode_control(key: bytes | None, value: bytes | None) -> ControlRecord:
-    if key is None or len(key) < CONTROL_KEY.size:
-        raise TruncatedError(
-            "control record key shorter than 4 bytes", field="control.key", position=None
+def control_key_problem(key: bytes | None) -> str | None:
+    """Kafka's exception message for a control record key ``ControlRecordType.parseTypeId``
+    refuses (A:0.11.0.0 .. A:3.8.0 ``ControlRecordType.java``), or None."""
+    if key is None:
+        return "a null control record key (ControlRecordType.parse throws NullPointerException)"
+    if len(key) < CONTROL_KEY.size:
+        return (
+            "Invalid value size found for end control record key. Must have at least"
+            f" {CONTROL_KEY.size} bytes, but found only {len(key)}"
         )
-    version, type_id = CONTROL_KEY.unpack_from(key)
+    version = CONTROL_KEY.unpack_from(key)[0]
     if version < 0:
-        raise CorruptError(
-            f"Invalid version found for control record: {version}",
-            field="control.key.version",
-        )
+        return f"Invalid version found for control record: {version}. May indicate data corruption"
+    return None
+
+
+def decode_control(key: bytes | None, value: bytes | None) -> ControlRecord:
+    problem = control_key_problem(key)
+    if problem is not None:
+        raise ControlKeyError(problem, field="control.key", position=None)
+    assert key is not None
+    _, type_id = CONTROL_KEY.unpack_from(key)
     kind = CONTROL_TYPES.get(type_id, "unknown")
     epoch = None
     if kind in ("abort", "commit"):

@@ -1151,7 +1151,14 @@ def comparable(emulated: Any) -> dict[str, Any]:
         "first_dirty": emulated.first_dirty,
         "initial": asdict(emulated.initial),
         "passes": [asdict(p) for p in emulated.passes],
-        "failure": None if failure is None else asdict(failure),
+        # the oracle predates damage-aware passes: the damaged spot a failure names is not its
+        "failure": None
+        if failure is None
+        else {
+            "message": failure.message,
+            "pass_number": failure.pass_number,
+            "kills_thread": failure.kills_thread,
+        },
         "selections": [asdict(s) for s in emulated.selections],
         "needed_entries": emulated.needed_entries,
         "size_after_cleaning": emulated.size_after_cleaning,

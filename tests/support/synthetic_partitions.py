@@ -6,8 +6,9 @@ assigned as they are written). Entries cover what a broker's log holds: v0/v1 me
 legacy wrappers, v2 batches (plain, gzip, idempotent, transactional), COMMIT/ABORT markers
 written separately from their transaction's batches (so transactions span segments, stay open,
 interleave between producers), emptied batches as the cleaner leaves them, control batches with
-odd or undecodable records, corrupt entries, offset gaps and a truncated tail. Grown from the
-generator of ``tests/test_cleaner_fast.py`` at ``aa82d94`` (``build_partition``, ``entry_spec``).
+odd or undecodable records, entries whose CRC does not match, offset gaps and a truncated tail.
+Grown from the generator of ``tests/test_cleaner_fast.py`` at ``aa82d94`` (``build_partition``,
+``entry_spec``).
 """
 
 from __future__ import annotations
@@ -49,15 +50,15 @@ KINDS = (
     "empty",
     "empty-control",
     "odd-control",
-    "corrupt",
-    "corrupt-v2",
+    "crc-flip",
+    "crc-flip-v2",
     "v2-offset-negative",
     "v2-offset-ahead",
 )
 #: v2 batches whose base offset field (outside the CRC, so a flipped bit goes unseen) says
 #: something else than where they are: negative, or 1000 ahead (offsets out of order)
 CORRUPT_OFFSET_KINDS = ("v2-offset-negative", "v2-offset-ahead")
-LEGACY_KINDS = {"v0", "v1", "v0-gzip", "v1-gzip", "corrupt"}
+LEGACY_KINDS = {"v0", "v1", "v0-gzip", "v1-gzip", "crc-flip"}
 
 
 @dataclass(frozen=True)
@@ -242,13 +243,13 @@ def encode(entry: Entry, offset: int, legacy_only: bool) -> tuple[bytes, int]:
         return data, n
     if kind in ("v0-gzip", "v1-gzip"):
         return legacy_wrapper(offset, pairs, 0 if kind == "v0-gzip" else 1), n
-    if kind == "corrupt":
+    if kind == "crc-flip":  # the v0 CRC alone flipped: read as is (no broker reader checks it)
         bad = bytearray(legacy(offset, *pairs[0]))
-        bad[-1] ^= 0xFF
+        bad[12] ^= 0x01
         return bytes(bad), 1
-    if kind == "corrupt-v2":
+    if kind == "crc-flip-v2":  # the CRC-32C alone flipped
         bad = bytearray(v2_batch(offset, pairs))
-        bad[-1] ^= 0xFF
+        bad[17] ^= 0x01
         return bytes(bad), n
     if kind in CORRUPT_OFFSET_KINDS:  # takes no offset of its own
         flipped = -offset - 1 if kind == "v2-offset-negative" else offset + 1000
