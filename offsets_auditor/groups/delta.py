@@ -403,8 +403,7 @@ class DeltaBuilder:
                 f"{key.key_type}:{value.version}",
                 f"record at offset {item.record.offset} of group {key.group!r}: {value.reason};"
                 f" {self.rules.label}'s loader throws there (e.g. 2.3.0 'Unknown offset message"
-                " version') and loads nothing more from this partition; the record is skipped"
-                " here",
+                f" version'): {self.rules.after_load_error()}; the record is skipped here",
                 item,
                 key.group,
             )
@@ -419,8 +418,8 @@ class DeltaBuilder:
                 str(key.version),
                 f"record at offset {item.record.offset} has key version {key.version}, unknown to"
                 f" {self.rules.label}: its loader throws 'Unknown group metadata message version:"
-                f" {key.version}' and loads nothing more from this partition (ignored with a"
-                " warning from 3.5.0); skipped here",
+                f" {key.version}' (ignored with a warning from 3.5.0):"
+                f" {self.rules.after_load_error()}; skipped here",
                 item,
                 key.group,
             )
