@@ -11,7 +11,7 @@ folded here in offset order.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -215,6 +215,11 @@ def fold_partition(
         columns.append(fact.columns)
         key_ids.append(_key_ids(keys, fact.columns))
         total += stats.records
+    if infos and infos[-1].damage is not None and infos[-1].damage.error.framing is not None:
+        # the tail of the active segment: a running broker's cleaner reads up to the size of
+        # what was appended (FileRecords.sizeInBytes, not the file's), and after a crash log
+        # recovery truncates a partial tail before the cleaner starts
+        infos[-1] = replace(infos[-1], damage=None)
     log_end = infos[-1].next_offset if infos else 0
     return PartitionScan(
         partition,

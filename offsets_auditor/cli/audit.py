@@ -15,6 +15,7 @@ from offsets_auditor.audit import BrokerAudit, audit_log_dir
 from offsets_auditor.audit_alternatives import with_cleaner_alternatives, with_startup_alternatives
 from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
+from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.options import add_reader_option
 from offsets_auditor.load_calibration import LoadRate, calibrate
 from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
@@ -29,7 +30,7 @@ from offsets_auditor.versions import KafkaVersion
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="emulate the log cleaner on broker log dirs: which partitions will never compact",
+        help=summary("audit"),
         description=(
             "Read broker log dirs (or copies; nothing is written) and emulate Kafka's log cleaner"
             " for the broker's version and config on every __consumer_offsets partition: thread"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import fs
+from offsets_auditor.cli.commands import summary
 from offsets_auditor.coordinator import coordinator_partition
 
 EPILOG = """\
@@ -28,7 +29,7 @@ Ids that start with '-' go after '--', which ends the options:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "coordinator",
-        help="which __consumer_offsets partition coordinates each group",
+        help=summary("coordinator"),
         description=(
             "Print the __consumer_offsets partition whose leader is the coordinator of each"
             " GROUP: abs(hashCode(group)) % N with Java's String.hashCode and Kafka's"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from offsets_auditor import fs
+from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.options import add_reader_option
 from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import DecodeError
@@ -21,7 +22,7 @@ from offsets_auditor.summary import SegmentTotals, summarize_segment
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "dump",
-        help="decode __consumer_offsets segments (.log files) record by record",
+        help=summary("dump"),
         description=(
             "Decode every record of the given __consumer_offsets segments (any message format"
             " v0/v1/v2, any codec) with its key and value. Problems (truncated tails, corrupt"

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from offsets_auditor.cli.commands import summary
 from offsets_auditor.findings import Finding, exit_status
 from offsets_auditor.groups import (
     ExportError,
@@ -44,7 +45,7 @@ _PROG = "offsets-auditor groups"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "groups",
-        help="recover every group's committed offsets from __consumer_offsets on disk",
+        help=summary("groups"),
         description=(
             "Replay every __consumer_offsets partition of the log dirs as the broker's group"
             " coordinator loads it (per Kafka version: latest commit wins, tombstones remove,"

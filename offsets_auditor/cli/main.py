@@ -14,11 +14,12 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-#: Subcommand modules, in the order ``--help`` lists them.
-SUBCOMMANDS = ("dump", "coordinator", "audit", "restart_progress", "groups")
+from offsets_auditor.cli.commands import COMMANDS
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only``, that subcommand's module alone is imported and
+    registered (the others are listed by name and summary, enough for ``--help``)."""
     parser = argparse.ArgumentParser(
         prog="offsets-auditor",
         description="Audit Kafka's __consumer_offsets straight from broker log directories.",
@@ -32,14 +33,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="on an internal error, print the whole Python traceback (for a bug report)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
-        importlib.import_module(f"offsets_auditor.cli.{name}").register(subparsers)
+    for command, (module, summary) in COMMANDS.items():
+        if only is None or command == only:
+            importlib.import_module(f"offsets_auditor.cli.{module}").register(subparsers)
+        else:
+            subparsers.add_parser(command, help=summary, add_help=False)
     return parser
 
 
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (the first word that is one), if any."""
+    return next((word for word in argv if word in COMMANDS), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_command_in(words))
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help()
         return 2

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from offsets_auditor import fs
+from offsets_auditor.cli.commands import summary
 from offsets_auditor.restart.follow import (
     Clock,
     LineFeeder,
@@ -52,7 +53,7 @@ NAME = "restart-progress"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         NAME,
-        help="progress (and ETA) of a restarting broker's log and coordinator loading",
+        help=summary("restart-progress"),
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import struct
 
-from crc32c import crc32c
-
+from offsets_auditor import _native
 from offsets_auditor.errors import ChecksumError, CorruptError, DecodeError, TruncatedError
 from offsets_auditor.records.compression import Codec, decompress
 from offsets_auditor.records.model import Batch, BatchHeader, Record, TimestampType
@@ -70,7 +69,7 @@ def decode_batch(buf: memoryview, pos: int, *, position: int, decompress_limit: 
         )
     end = pos + 12 + declared
     crc = BATCH_HEADER.unpack_from(buf, pos)[4]
-    computed = crc32c(buf[pos + ATTRIBUTES_OFFSET : end])
+    computed = _native.crc(buf[pos + ATTRIBUTES_OFFSET : end], True)
     checksum = (
         None
         if computed == crc
