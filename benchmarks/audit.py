@@ -2,10 +2,10 @@
 
 The audit of one ``__consumer_offsets`` partition made of a full 100 MiB segment of offset commits
 (``benchmarks/generate.py``, message format v0 or v2) and a tiny active segment after it, in three
-modes: the cleaner audit ``audit_log_dir(..., with_groups=False)`` (read + decode + MD5 into
+modes: the cleaner audit ``audit_at(..., with_groups=False)`` (read + decode + MD5 into
 columns, segment stats and group writers, every cleaner pass over the columns: offset map, then the
 retention filter, the dedupe-buffer advice, the startup checks); the full audit
-``audit_log_dir(..., with_groups=True)`` (the same read also folds every group's committed
+``audit_at(..., with_groups=True)`` (the same read also folds every group's committed
 offsets); and the group recovery alone (``groups.recover``).
 
 Each case runs in its own process pinned to one core (``os.sched_setaffinity(0, {0})``), with a
@@ -123,7 +123,7 @@ def run_case(
     log_dir: Path, version: str, buffer: int, ratio: float, repeat: int, reader: str
 ) -> dict[str, Any]:
     os.sched_setaffinity(0, {0})
-    from offsets_auditor.audit import audit_log_dir
+    from offsets_auditor.audit_stages import audit_at
     from offsets_auditor.cleaner.config import CleanerConfig
     from offsets_auditor.groups.recover import recover
     from offsets_auditor.reader.segment import Backend
@@ -148,15 +148,15 @@ def run_case(
         return best, best_cpu, result
 
     seconds, cpu, audit = best_of(
-        lambda: audit_log_dir(log_dir, config, NOW_MS, with_groups=False, read=read)
+        lambda: audit_at(log_dir, config, NOW_MS, with_groups=False, read=read)
     )
     (partition,) = audit.partitions
     with_groups, _, full = best_of(
-        lambda: audit_log_dir(log_dir, config, NOW_MS, with_groups=True, read=read)
+        lambda: audit_at(log_dir, config, NOW_MS, with_groups=True, read=read)
     )
     groups_only, _, recovered = best_of(lambda: recover(log_dir, version, read=read))
     tracemalloc.start()
-    audit_log_dir(log_dir, config, NOW_MS, with_groups=False, read=read)
+    audit_at(log_dir, config, NOW_MS, with_groups=False, read=read)
     _, python_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     scan = partition.scan
@@ -210,7 +210,7 @@ def table(rows: list[tuple[Case, int, float, int, dict[str, Any]]]) -> str:
 def section(body: str, command: str) -> str:
     return (
         f"{SECTION}\n\n"
-        "The cleaner audit of one `__consumer_offsets` partition (`audit_log_dir(...,"
+        "The cleaner audit of one `__consumer_offsets` partition (`audit_at(...,"
         " with_groups=False)`: read + decode + MD5 into columns, every cleaner pass over them,"
         " the dedupe-buffer advice, startup checks), then the full audit with every group's"
         " offsets recovered in the same read, then the group recovery alone (`groups.recover`),"

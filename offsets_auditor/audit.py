@@ -1,25 +1,18 @@
-"""``offsets-auditor audit``: the cleaner's verdict for every ``__consumer_offsets`` partition
-of a broker log dir, with what to change.
+"""The audit's data and its per-partition rules: a partition's emulation (:class:`Emulated`,
+:func:`emulate_partition`), which passes happen before cleaner threads die
+(:func:`passes_before_threads_die`), the verdict (:func:`judge`), and the audit of a log dir
+(:class:`BrokerAudit`).
 
-Orchestration only: read the log dir (``logdir``), scan each offsets partition
-(``cleaner.partition_scan``), run the cleaner emulation (``cleaner.passes``), let the thread
-simulation decide which passes happen (``cleaner.threads``), decide outcomes
-(``cleaner.verdict``), and size the dedupe buffer that would fix it (``cleaner.capacity``).
-The JSON shape lives in ``audit_report``.
+The stages that run them over a log dir live in ``audit_stages``; the plan (config, version)
+in ``audit_plan``; the JSON shape in ``audit_report``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from offsets_auditor.cleaner.blockers import (
-    hanging_transaction_findings,
-    offset_overflow_findings,
-    skew_findings,
-)
-from offsets_auditor.cleaner.capacity import BufferAdvice, buffer_for, max_desired_map_size
+from offsets_auditor.cleaner.capacity import BufferAdvice
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.damage import read_buffers
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
@@ -27,22 +20,17 @@ from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, Pas
 from offsets_auditor.cleaner.requirements import needed_entries
 from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
 from offsets_auditor.cleaner.threads import Schedule, simulate
-from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome, severity_of
+from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome
 from offsets_auditor.cleaner.verdict_facts import emulated_facts
-from offsets_auditor.damage import CleanerView, damage_findings, place_of
+from offsets_auditor.damage import CleanerView
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.groups.model import GroupState, PartitionGroups
-from offsets_auditor.groups.recover import FoldingReader, collect, plan
-from offsets_auditor.groups.rules import loader_rules
+from offsets_auditor.groups.model import GroupState
 from offsets_auditor.logdir import (
     LogDir,
     PartitionDir,
     offsets_partitions,
-    open_partition,
-    read_log_dir,
 )
-from offsets_auditor.reading import DEFAULT_READ, ReadOptions, SegmentReader
-from offsets_auditor.startup_checks import startup_report
+from offsets_auditor.reading import DEFAULT_READ, SegmentReader
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -220,124 +208,6 @@ def judge(
         emulated_facts(
             facts, config, e.scan.segments, e.initial, e.passes, e.selections, e.needed_entries
         )
-    )
-
-
-def audit_log_dir(
-    path: Path,
-    config: CleanerConfig,
-    now_ms: int,
-    *,
-    partitions_count: int | None = None,
-    with_groups: bool = True,
-    read: ReadOptions = DEFAULT_READ,
-) -> BrokerAudit:
-    """Audit one log dir. ``partitions_count`` is ``__consumer_offsets``' real partition count
-    when known (else inferred from the partition dirs); ``with_groups`` also recovers every
-    group's committed offsets."""
-    logdir = read_log_dir(path, config.kafka_version)
-    findings: list[Finding] = list(logdir.findings)
-    emulated = []
-    groups_plan = (
-        plan(logdir, loader_rules(config.kafka_version), partitions_count) if with_groups else None
-    )
-    replayed: list[PartitionGroups] = []
-    as_read: dict[str, PartitionDir] = {}
-    for listed in offsets_partitions(logdir):
-        # each partition read as one consistent state: on a running broker the cleaner renames
-        # and deletes segments all the time
-        with open_partition(logdir, listed, config.kafka_version) as snapshot:
-            partition = as_read[listed.name] = snapshot.partition
-            findings.extend(snapshot.findings)
-            segments = read.from_snapshot(snapshot)
-            folding = FoldingReader(segments, groups_plan, partition) if groups_plan else None
-            e = emulate_partition(
-                partition, logdir, config, now_ms, folding.read if folding else segments
-            )
-            replay = folding.result() if folding is not None else None
-            if replay is not None:
-                replayed.append(replay)
-            if e is not None:
-                findings.extend(
-                    damage_findings(
-                        place_of(logdir, partition, e.scan.log_end_offset),
-                        e.scan.errors,
-                        replay.record_problems if replay is not None else (),
-                        groups_plan.rules if groups_plan else loader_rules(config.kafka_version),
-                        cleaner_view(e, config),
-                    )
-                )
-        if e is None:
-            continue
-        emulated.append(e)
-        findings.extend(offset_overflow_findings(e.scan, config))
-        findings.extend(
-            hanging_transaction_findings(
-                e.scan,
-                config,
-                pinned_by_transaction=e.initial.blocked_by == "open transaction",
-                now_ms=now_ms,
-            )
-        )
-    logdir = replace(logdir, partitions=tuple(as_read.get(p.name, p) for p in logdir.partitions))
-    capacity = max_desired_map_size(config.memory_per_thread, config.load_factor)
-    executed, deaths = passes_before_threads_die(emulated, config)
-    killers = [e.partition.name for e in emulated if e.kills_thread]
-    partitions = []
-    for e in emulated:
-        verdict, reason = judge(
-            e, executed[e.partition.name], killers, deaths >= config.threads, config
-        )
-        audit = PartitionAudit(
-            broker_id=logdir.broker_id,
-            log_dir=str(path),
-            emulated=e,
-            passes=e.passes[: executed[e.partition.name]],
-            outcome=verdict,
-            reason=reason,
-            capacity=capacity,
-            advice=buffer_for(e.needed_entries, config.threads, config.load_factor)
-            if e.needed_entries > capacity
-            else None,
-        )
-        partitions.append(audit)
-        if verdict in (Outcome.THREAD_DEATH, Outcome.BLOCKED, Outcome.MULTI_PASS):
-            findings.append(
-                Finding(
-                    kind=f"cleaner-{verdict.value}",
-                    severity=Severity(severity_of(verdict)),
-                    detail=reason,
-                    partition=e.partition.name,
-                )
-            )
-    findings.extend(skew_findings(partitions))
-    findings.extend(config_findings(logdir, config))
-    indexes, recovery, startup_findings = startup_report(logdir, config.kafka_version)
-    findings.extend(startup_findings)
-    groups: tuple[GroupState, ...] = ()
-    if groups_plan is not None and groups_plan.partitions_count > 0:
-        recovered = collect(logdir, groups_plan, tuple(replayed))
-        groups = recovered.groups
-        # open transactions are the cleaner's findings here (with their age and what they pin)
-        findings.extend(
-            f
-            for f in recovered.findings
-            if f not in logdir.findings and f.kind != "open-transaction"
-        )
-    worst = max((e.needed_entries for e in emulated), default=0)
-    recommendation = (
-        buffer_for(worst, config.threads, config.load_factor) if worst > capacity else None
-    )
-    return BrokerAudit(
-        logdir,
-        config,
-        tuple(partitions),
-        tuple(findings),
-        recommendation,
-        deaths,
-        tuple(indexes),
-        recovery,
-        groups,
     )
 
 

@@ -1,9 +1,10 @@
 """The audit across a detected version range: the verdicts of every stretch of releases in it.
 
 When the broker's version is known only as a range, the audit emulates the range's lowest
-version (``version_detection.combine``). This module emulates the first release of every other
-stretch of the range where the cleaner behaves differently (``version_detection.spans``), on
-the same scans, and:
+version (``version_detection.combine``). The partitions are also emulated at the first release of
+every other stretch of the range where the cleaner behaves differently
+(``version_detection.spans``; ``audit_stages.audit_partition``, on the same scans); this module
+judges those and:
 
 - gives a partition ``alternatives`` (one :class:`VersionVerdict` per stretch, merged where
   they agree) when the stretches do not all give the same verdict, with a
@@ -14,13 +15,13 @@ the same scans, and:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from offsets_auditor.audit import (
     BrokerAudit,
+    Emulated,
     PartitionAudit,
-    emulate_partition,
     judge,
     passes_before_threads_die,
 )
@@ -34,17 +35,10 @@ from offsets_auditor.version_detection.spans import Span
 _Row = tuple[Outcome, str, int, tuple[int, ...], str | None]
 
 
-def verdicts_at(audit: BrokerAudit, config: CleanerConfig, now_ms: int) -> dict[str, _Row]:
-    """Per partition: (outcome, reason, passes happening, their end offsets, message) with
-    ``config`` (another version), on the scans the audit already made."""
-    emulated = []
-    for p in audit.partitions:
-        e = emulate_partition(
-            p.emulated.partition, audit.log_dir, config, now_ms, scan=p.emulated.scan
-        )
-        if e is not None:
-            emulated.append(e)
-    executed, deaths = passes_before_threads_die(emulated, config)
+def verdicts_of(emulated: Sequence[Emulated], config: CleanerConfig) -> dict[str, _Row]:
+    """Per partition: (outcome, reason, passes happening, their end offsets, message), from
+    the log dir's partitions emulated at ``config`` (another version)."""
+    executed, deaths = passes_before_threads_die(list(emulated), config)
     killers = [e.partition.name for e in emulated if e.kills_thread]
     found: dict[str, _Row] = {}
     for e in emulated:
@@ -65,10 +59,11 @@ def verdicts_at(audit: BrokerAudit, config: CleanerConfig, now_ms: int) -> dict[
 def with_cleaner_alternatives(
     audit: BrokerAudit,
     stretches: Sequence[tuple[Span, CleanerConfig]],
-    now_ms: int,
+    emulated: Mapping[CleanerConfig, Sequence[Emulated]],
 ) -> BrokerAudit:
     """``audit`` (emulated at the first stretch's version) with each partition's verdicts for
-    every stretch, where they differ. ``stretches`` are oldest first and cover the range."""
+    every stretch, where they differ. ``stretches`` are oldest first and cover the range;
+    ``emulated`` holds the log dir's partitions emulated at each stretch's config."""
     if len(stretches) < 2:
         return audit
     per_stretch: list[tuple[Span, dict[str, _Row]]] = []
@@ -85,7 +80,7 @@ def with_cleaner_alternatives(
                 for p in audit.partitions
             }
         else:
-            table = verdicts_at(audit, config, now_ms)
+            table = verdicts_of(emulated[config], config)
         per_stretch.append((span, table))
     partitions: list[PartitionAudit] = []
     findings = list(audit.findings)

@@ -8,8 +8,17 @@ estimates than any assumed rate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from offsets_auditor import fs
+from offsets_auditor.restart.progress import fold_lines
+
+if TYPE_CHECKING:
+    from offsets_auditor.audit import BrokerAudit
+    from offsets_auditor.cleaner.config import CleanerConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +56,16 @@ def calibrate(
         f" {total_bytes:,} bytes in {total_ms:,} ms = {rate / 1048576:,.2f} MiB/s"
         " (partition sizes as they are on disk now)",
     )
+
+
+def calibrate_from_server_log(
+    server_log: Path, audits: Sequence[BrokerAudit], config: CleanerConfig
+) -> LoadRate | None:
+    """The broker's own coordinator load times (its last start in ``server_log``) against the
+    audited partitions' sizes. Raises ``OSError`` when the log cannot be read."""
+    progress = fold_lines(fs.iter_lines(server_log), kafka_version=str(config.kafka_version))
+    sizes = {
+        p.emulated.partition.partition: p.scan.size_bytes for a in audits for p in a.partitions
+    }
+    loads = [(x.partition, x.load_ms) for x in progress.coordinator_loads if x.load_ms is not None]
+    return calibrate(loads, sizes, str(server_log))

@@ -32,8 +32,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from offsets_auditor.audit import audit_log_dir, emulate_partition
+from offsets_auditor.audit import emulate_partition
 from offsets_auditor.audit_report import report_json
+from offsets_auditor.audit_stages import audit_at
 from offsets_auditor.cleaner.config import LONG_MAX, CleanerConfig, cleaner_config
 from offsets_auditor.decode import decode_segment
 from offsets_auditor.errors import DecodeError
@@ -428,7 +429,7 @@ LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs*"))
 
 
 def audit_document(log_dir: Path, cfg: CleanerConfig, backend: Backend) -> str:
-    audit = audit_log_dir(log_dir, cfg, NOW_MS, read=ReadOptions(backend=backend))
+    audit = audit_at(log_dir, cfg, NOW_MS, read=ReadOptions(backend=backend))
     return json.dumps(report_json([audit]), sort_keys=True)
 
 

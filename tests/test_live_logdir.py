@@ -37,8 +37,8 @@ from typing import Any
 
 import pytest
 
-from offsets_auditor.audit import audit_log_dir
 from offsets_auditor.audit_report import report_json
+from offsets_auditor.audit_stages import audit_at
 from offsets_auditor.cleaner.config import CleanerConfig, cleaner_config
 from offsets_auditor.cli.main import main
 from offsets_auditor.groups.recover import recover
@@ -143,7 +143,7 @@ class Lab:
                 shutil.copy2(self.pristine / name, self.work / name)
 
     def audit(self) -> dict[str, Any]:
-        return report_json([audit_log_dir(self.work, self.config, self.now_ms, with_groups=False)])
+        return report_json([audit_at(self.work, self.config, self.now_ms, with_groups=False)])
 
     def cli(self) -> list[str]:
         fixture = FIXTURES / self.scenario.fixture

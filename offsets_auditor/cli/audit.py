@@ -11,19 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import fs
-from offsets_auditor.audit import BrokerAudit, audit_log_dir
-from offsets_auditor.audit_alternatives import with_cleaner_alternatives, with_startup_alternatives
+from offsets_auditor.audit_plan import AuditSettings, PlanError, plan_audit
 from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
-from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
+from offsets_auditor.audit_stages import audit_log_dir
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.options import add_reader_option
-from offsets_auditor.load_calibration import LoadRate, calibrate
+from offsets_auditor.load_calibration import calibrate_from_server_log
 from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
 from offsets_auditor.meta_properties import parse_java_properties
 from offsets_auditor.reading import ReadOptions
-from offsets_auditor.restart.progress import fold_lines
-from offsets_auditor.version_detection import Detection, detect_version
-from offsets_auditor.version_detection.spans import CLEANER_CHANGES, STARTUP_CHANGES, Span, spans
 from offsets_auditor.versions import KafkaVersion
 
 
@@ -137,44 +133,32 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"offsets-auditor audit: {error}", file=sys.stderr)
         return 3
-    detection = detect_version(args.log_dirs, args.server_log, given)
-    try:
-        config = cleaner_config(properties, overrides, str(detection.used))
-    except (ConfigError, ValueError) as error:
-        print(
-            f"offsets-auditor audit: the broker would refuse this config: {error}", file=sys.stderr
-        )
-        return 3
+    settings = AuditSettings(
+        properties=tuple(properties),
+        overrides=tuple(overrides.items()),
+        kafka_version=given,
+        server_log=args.server_log,
+        with_groups=not args.no_groups,
+    )
     now_ms = args.now if args.now is not None else int(time.time() * 1000)
-    merged = dict(properties) | overrides
-    partitions_count = (
-        config.offsets_topic_partitions if "offsets.topic.num.partitions" in merged else None
-    )
-    cleaner_stretches = _stretches(detection, properties, overrides)
-    startup_stretches = (
-        spans(detection.range, STARTUP_CHANGES, detection.used) if detection.detected else []
-    )
+    try:
+        audit_plan = plan_audit(args.log_dirs, settings, now_ms)
+    except PlanError as error:
+        print(f"offsets-auditor audit: {error}", file=sys.stderr)
+        return 3
     audits = []
     for log_dir in args.log_dirs:
         if sys.stderr.isatty():
             print(f"auditing {log_dir} ...", file=sys.stderr, flush=True)
-        audit = audit_log_dir(
-            log_dir,
-            config,
-            now_ms,
-            partitions_count=partitions_count,
-            with_groups=not args.no_groups,
-            read=ReadOptions(backend=args.reader),
-        )
-        audit = with_cleaner_alternatives(audit, cleaner_stretches, now_ms)
-        audits.append(with_startup_alternatives(audit, startup_stretches))
+        audits.append(audit_log_dir(log_dir, audit_plan, ReadOptions(backend=args.reader)))
+    detection = audit_plan.detection
     if audits and detection.findings():
         first = audits[0]
         audits[0] = replace(first, findings=(*detection.findings(), *first.findings))
     load_rate, load_basis = args.load_rate * 1048576, None
     if args.server_log is not None:
         try:
-            calibrated = calibrate_from_log(args.server_log, audits, config)
+            calibrated = calibrate_from_server_log(args.server_log, audits, audit_plan.config)
         except OSError as error:
             print(
                 f"offsets-auditor audit: cannot read {args.server_log}: {error.strerror}",
@@ -183,8 +167,7 @@ def run(args: argparse.Namespace) -> int:
             return 3
         if calibrated is not None:
             load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
-    emulated = [str(span.first) for span, _ in cleaner_stretches] or [str(detection.used)]
-    report = report_json(audits, load_rate, load_basis, detection, emulated)
+    report = report_json(audits, load_rate, load_basis, detection, audit_plan.emulated_versions)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -192,23 +175,6 @@ def run(args: argparse.Namespace) -> int:
         print_text(report)
     status: int = report["exit_status"]
     return status
-
-
-def _stretches(
-    detection: Detection, properties: list[tuple[str, str]], overrides: dict[str, str]
-) -> list[tuple[Span, CleanerConfig]]:
-    """The config of each stretch of the detected range where the cleaner behaves differently
-    (none when the operator gave the version). A stretch whose broker would refuse the config
-    is left out."""
-    if not detection.detected:
-        return []
-    found = []
-    for span in spans(detection.range, CLEANER_CHANGES, detection.lowest_modelled):
-        try:
-            found.append((span, cleaner_config(properties, overrides, str(span.first))))
-        except (ConfigError, ValueError):
-            continue
-    return found
 
 
 def print_text(report: dict[str, Any]) -> None:
@@ -270,19 +236,6 @@ def print_text(report: dict[str, Any]) -> None:
             out.write(
                 f"  [{f['severity']}] {f['kind']}: {where + ': ' if where else ''}{f['detail']}\n"
             )
-
-
-def calibrate_from_log(
-    server_log: Path, audits: list[BrokerAudit], config: CleanerConfig
-) -> LoadRate | None:
-    """The broker's own coordinator load times (last startup in ``server_log``) against the
-    audited partitions' sizes."""
-    progress = fold_lines(fs.iter_lines(server_log), kafka_version=str(config.kafka_version))
-    sizes = {
-        p.emulated.partition.partition: p.scan.size_bytes for a in audits for p in a.partitions
-    }
-    loads = [(x.partition, x.load_ms) for x in progress.coordinator_loads if x.load_ms is not None]
-    return calibrate(loads, sizes, str(server_log))
 
 
 def print_version(version: dict[str, Any], out: Any) -> None:

@@ -1,0 +1,302 @@
+"""The audit of one broker log dir in three stages, so that they can run apart:
+
+A. :func:`read_segment_result`, per segment, in any order: the segment read once into the
+   cleaner's facts (``cleaner.segment_facts``) and the groups' delta (``groups.delta``).
+B. :func:`audit_partition`, per partition: its segments' results folded in offset order, the
+   cleaner emulated at every config of the plan, the groups replayed, the partition's findings.
+   What it returns is light (no per-record columns) and picklable.
+C. :func:`conclude`, per log dir: the cleaner threads (a failing partition kills them), the
+   verdicts and their alternatives over the detected version range, the start-up checks, the
+   groups, the recommendation.
+
+:func:`audit_log_dir` runs them one after the other, each partition read as one consistent
+snapshot (``logdir.open_partition``): that is ``offsets-auditor audit``. The Spark job
+(``spark_jobs``) runs A and B on executors and C on the driver, with the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from offsets_auditor.audit import (
+    BrokerAudit,
+    Emulated,
+    PartitionAudit,
+    cleaner_view,
+    config_findings,
+    emulate_partition,
+    judge,
+    passes_before_threads_die,
+)
+from offsets_auditor.audit_alternatives import with_cleaner_alternatives, with_startup_alternatives
+from offsets_auditor.audit_plan import AuditPlan, AuditSettings, given_plan
+from offsets_auditor.cleaner.blockers import (
+    hanging_transaction_findings,
+    offset_overflow_findings,
+    skew_findings,
+)
+from offsets_auditor.cleaner.capacity import buffer_for, max_desired_map_size
+from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.partition_scan import fold_partition
+from offsets_auditor.cleaner.segment_facts import SegmentFacts, segment_facts
+from offsets_auditor.cleaner.verdict import Outcome, severity_of
+from offsets_auditor.damage import damage_findings, place_of
+from offsets_auditor.errors import DecodeError
+from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.groups.delta import GroupsDelta
+from offsets_auditor.groups.model import GroupState, PartitionGroups
+from offsets_auditor.groups.recover import GroupsPlan, collect, plan
+from offsets_auditor.groups.rules import loader_rules
+from offsets_auditor.logdir import LogDir, PartitionDir, Segment, offsets_partitions, open_partition
+from offsets_auditor.reader.columns import Chunk
+from offsets_auditor.reading import DEFAULT_READ, ReadOptions, SegmentReader, segment_label
+from offsets_auditor.startup_checks import startup_report
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirWork:
+    """One log dir as listed once (on the driver), with the groups' plan for it."""
+
+    model: LogDir
+    groups_plan: GroupsPlan | None
+
+
+def log_dir_work(path: Path, audit_plan: AuditPlan) -> LogDirWork:
+    from offsets_auditor.logdir import read_log_dir
+
+    config = audit_plan.config
+    model = read_log_dir(path, config.kafka_version)
+    groups_plan = (
+        plan(model, loader_rules(config.kafka_version), audit_plan.settings.partitions_count)
+        if audit_plan.settings.with_groups
+        else None
+    )
+    return LogDirWork(model, groups_plan)
+
+
+# -- A. per segment ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentResult:
+    """One segment read once: the cleaner's facts and the groups' delta (None without)."""
+
+    segment: Segment
+    facts: SegmentFacts
+    delta: GroupsDelta | None
+
+
+def read_segment_result(
+    partition: PartitionDir,
+    segment: Segment,
+    groups_plan: GroupsPlan | None,
+    read: SegmentReader = DEFAULT_READ.segment,
+) -> SegmentResult:
+    builder = groups_plan.builder(partition, segment) if groups_plan is not None else None
+
+    def items() -> Iterator[Chunk | DecodeError]:
+        for item in read(partition, segment):
+            if builder is not None:
+                builder.add(item)
+            yield item
+
+    facts = segment_facts(items(), segment.base_offset, segment_label(partition, segment))
+    return SegmentResult(segment, facts, builder.result() if builder is not None else None)
+
+
+# -- B. per partition ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOutcome:
+    """One partition's audit before the log dir's thread simulation: its emulation at each of
+    the plan's configs (light: the scan without its columns), the groups replay, findings."""
+
+    partition: PartitionDir
+    emulated: tuple[Emulated, ...]
+    replay: PartitionGroups | None
+    findings: tuple[Finding, ...]
+
+
+def audit_partition(
+    work: LogDirWork,
+    partition: PartitionDir,
+    results: Sequence[SegmentResult],
+    configs: Sequence[CleanerConfig],
+    now_ms: int,
+) -> PartitionOutcome:
+    """Stage B: ``results`` are the partition's segments' in offset order; ``configs[0]`` is
+    the one the verdict is given at."""
+    model, groups_plan = work.model, work.groups_plan
+    replay = None
+    if groups_plan is not None:
+        fold = groups_plan.fold(partition)
+        for result in results:
+            if result.delta is not None:
+                fold.add(result.delta)
+        replay = fold.result()
+    scan = fold_partition(partition, ((r.segment, r.facts) for r in results))
+    emulated = [emulate_partition(partition, model, c, now_ms, scan=scan) for c in configs]
+    if emulated[0] is None:
+        return PartitionOutcome(partition, (), replay, ())
+    e = emulated[0]
+    config = configs[0]
+    rules = groups_plan.rules if groups_plan is not None else loader_rules(config.kafka_version)
+    findings = [
+        *damage_findings(
+            place_of(model, partition, scan.log_end_offset),
+            scan.errors,
+            replay.record_problems if replay is not None else (),
+            rules,
+            cleaner_view(e, config),
+        ),
+        *offset_overflow_findings(scan, config),
+        *hanging_transaction_findings(
+            scan,
+            config,
+            pinned_by_transaction=e.initial.blocked_by == "open transaction",
+            now_ms=now_ms,
+        ),
+    ]
+    light = replace(scan, columns=(), key_ids=())
+    return PartitionOutcome(
+        partition,
+        tuple(replace(x, scan=light) for x in emulated if x is not None),
+        replay,
+        tuple(findings),
+    )
+
+
+# -- C. per log dir -----------------------------------------------------------------------
+
+
+def conclude(
+    audit_plan: AuditPlan,
+    work: LogDirWork,
+    outcomes: Iterable[PartitionOutcome],
+    findings_before: Sequence[Finding] = (),
+) -> BrokerAudit:
+    """Stage C: the log dir's audit from its partitions' outcomes (``findings_before``: what
+    reading them found, e.g. files that changed while read)."""
+    config = audit_plan.config
+    outcomes = [o for o in outcomes]
+    as_read = {o.partition.name: o.partition for o in outcomes}
+    model = replace(
+        work.model,
+        partitions=tuple(as_read.get(p.name, p) for p in work.model.partitions),
+    )
+    findings: list[Finding] = [*model.findings, *findings_before]
+    for outcome in outcomes:
+        findings.extend(outcome.findings)
+    emulated = [o.emulated[0] for o in outcomes if o.emulated]
+    capacity = max_desired_map_size(config.memory_per_thread, config.load_factor)
+    executed, deaths = passes_before_threads_die(emulated, config)
+    killers = [e.partition.name for e in emulated if e.kills_thread]
+    partitions = []
+    for e in emulated:
+        verdict, reason = judge(
+            e, executed[e.partition.name], killers, deaths >= config.threads, config
+        )
+        partitions.append(
+            PartitionAudit(
+                broker_id=model.broker_id,
+                log_dir=str(model.path),
+                emulated=e,
+                passes=e.passes[: executed[e.partition.name]],
+                outcome=verdict,
+                reason=reason,
+                capacity=capacity,
+                advice=buffer_for(e.needed_entries, config.threads, config.load_factor)
+                if e.needed_entries > capacity
+                else None,
+            )
+        )
+        if verdict in (Outcome.THREAD_DEATH, Outcome.BLOCKED, Outcome.MULTI_PASS):
+            findings.append(
+                Finding(
+                    kind=f"cleaner-{verdict.value}",
+                    severity=Severity(severity_of(verdict)),
+                    detail=reason,
+                    partition=e.partition.name,
+                )
+            )
+    findings.extend(skew_findings(partitions))
+    findings.extend(config_findings(model, config))
+    indexes, recovery, startup_findings = startup_report(model, config.kafka_version)
+    findings.extend(startup_findings)
+    groups: tuple[GroupState, ...] = ()
+    groups_plan = work.groups_plan
+    if groups_plan is not None and groups_plan.partitions_count > 0:
+        replays = tuple(o.replay for o in outcomes if o.replay is not None)
+        recovered = collect(model, groups_plan, replays)
+        groups = recovered.groups
+        # open transactions are the cleaner's findings here (with their age and what they pin)
+        findings.extend(
+            f
+            for f in recovered.findings
+            if f not in model.findings and f.kind != "open-transaction"
+        )
+    worst = max((e.needed_entries for e in emulated), default=0)
+    audit = BrokerAudit(
+        model,
+        config,
+        tuple(partitions),
+        tuple(findings),
+        buffer_for(worst, config.threads, config.load_factor) if worst > capacity else None,
+        deaths,
+        tuple(indexes),
+        recovery,
+        groups,
+    )
+    by_config = {
+        c: [o.emulated[i] for o in outcomes if o.emulated] for i, c in enumerate(audit_plan.configs)
+    }
+    audit = with_cleaner_alternatives(audit, audit_plan.cleaner_stretches, by_config)
+    return with_startup_alternatives(audit, audit_plan.startup_stretches)
+
+
+# -- all three, one after the other -------------------------------------------------------
+
+
+def audit_log_dir(
+    path: Path, audit_plan: AuditPlan, read: ReadOptions = DEFAULT_READ
+) -> BrokerAudit:
+    """``offsets-auditor audit`` of one log dir: each partition read as one consistent
+    snapshot (on a running broker the cleaner renames and deletes segments all the time)."""
+    work = log_dir_work(path, audit_plan)
+    config = audit_plan.config
+    outcomes: list[PartitionOutcome] = []
+    read_findings: list[Finding] = []
+    for listed in offsets_partitions(work.model):
+        with open_partition(work.model, listed, config.kafka_version) as snapshot:
+            read_findings.extend(snapshot.findings)
+            partition = snapshot.partition
+            segment_reader = read.from_snapshot(snapshot)
+            results = [
+                read_segment_result(partition, segment, work.groups_plan, segment_reader)
+                for segment in partition.segments
+            ]
+        outcomes.append(
+            audit_partition(work, partition, results, audit_plan.configs, audit_plan.now_ms)
+        )
+    return conclude(audit_plan, work, outcomes, read_findings)
+
+
+def audit_at(
+    path: Path,
+    config: CleanerConfig,
+    now_ms: int,
+    *,
+    with_groups: bool = True,
+    partitions_count: int | None = None,
+    read: ReadOptions = DEFAULT_READ,
+) -> BrokerAudit:
+    """One log dir audited at a config built by the caller (its version taken as given)."""
+    settings = AuditSettings(
+        kafka_version=config.kafka_version,
+        with_groups=with_groups,
+        partitions_count=partitions_count,
+    )
+    return audit_log_dir(path, given_plan(path, config, now_ms, settings), read)
