@@ -51,7 +51,13 @@ from offsets_auditor.groups.recover import GroupsPlan, collect, plan
 from offsets_auditor.groups.rules import loader_rules
 from offsets_auditor.logdir import LogDir, PartitionDir, Segment, offsets_partitions, open_partition
 from offsets_auditor.reader.columns import Chunk
-from offsets_auditor.reading import DEFAULT_READ, ReadOptions, SegmentReader, segment_label
+from offsets_auditor.reading import (
+    DEFAULT_READ,
+    ReadOptions,
+    SegmentReader,
+    last_index_position,
+    segment_label,
+)
 from offsets_auditor.startup_checks import startup_report
 
 
@@ -103,6 +109,8 @@ def read_segment_result(
             yield item
 
     facts = segment_facts(items(), segment.base_offset, segment_label(partition, segment))
+    if facts.damage is not None:  # where Kafka 0.9 looks first (cleaner.damage)
+        facts = replace(facts, index_last_position=last_index_position(partition, segment))
     return SegmentResult(segment, facts, builder.result() if builder is not None else None)
 
 

@@ -265,6 +265,21 @@ def _for_the_load(
 ) -> tuple[str, bool]:
     if set(kinds) <= {Damage.CHECKSUM}:
         return "loads its records as they are (it checks no CRC)", False
+    if set(kinds) <= {Damage.PARTIAL}:  # mid-log: the active segment's tail is not here
+        if loader.partial_entry_stalls_load:
+            return (
+                "never finishes: it finds this entry for the next offset, reads no whole"
+                " message from it and asks again, forever; the partition's groups get"
+                " NOT_COORDINATOR_FOR_GROUP, and so do those of every offsets partition"
+                " whose load this broker scheduled after it",
+                True,
+            )
+        return (
+            "finds no whole entry here and goes on at the next segment: it finishes without"
+            " what follows in this segment (offsets committed there are served older, or"
+            " not at all)",
+            False,
+        )
     return (
         f"throws here ('{loader.load_error(place.number)}'): {loader.after_load_error()}",
         True,

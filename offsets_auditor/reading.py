@@ -6,8 +6,10 @@ variable or picks a reader on its own.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Final
 
 from offsets_auditor import fs
 from offsets_auditor.errors import DecodeError, UnreadableFileError
@@ -66,3 +68,25 @@ DEFAULT_READ: ReadOptions = ReadOptions()
 def segment_label(partition: PartitionDir, segment: Segment) -> str:
     """How errors and findings name a segment file: relative to the log dir."""
     return f"{partition.name}/{segment.log.name}"
+
+
+def last_index_position(partition: PartitionDir, segment: Segment) -> int | None:
+    """The file position of the last entry of the segment's offset index, as the broker takes
+    it (the last whole 8 bytes: relative offset, position), or None without a readable one.
+    Kafka 0.9's ``LogSegment.nextOffset`` starts its search there."""
+    index = segment.index
+    if index is None or index.size < _INDEX_ENTRY.size:
+        return None
+    try:
+        with fs.ReadOnlyFile(partition.path / index.name) as source:
+            end = source.size - source.size % _INDEX_ENTRY.size
+            data = source.read_at(end - _INDEX_ENTRY.size, _INDEX_ENTRY.size)
+    except OSError:
+        return None
+    if len(data) < _INDEX_ENTRY.size:
+        return None
+    return int(_INDEX_ENTRY.unpack(data)[1])
+
+
+#: an offset index entry: relative offset, file position (``OffsetIndex``)
+_INDEX_ENTRY: Final = struct.Struct(">ii")

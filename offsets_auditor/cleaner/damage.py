@@ -97,11 +97,28 @@ def read_buffers(config: CleanerConfig) -> ReadBuffers:
     )
 
 
+#: Kafka 0.9's ``kafka-server-start.sh`` heap (``-Xmx1G``): ``LogSegment.nextOffset`` allocates
+#: the size an entry declares, and a larger size than the heap can hold throws.
+DEFAULT_HEAP_BYTES: Final = 1 << 30
+
+
 def exception_at(
-    damage: CleanerDamage, segment_path: str, buffers: ReadBuffers, behaviour: CleanerBehaviour
+    damage: CleanerDamage,
+    segment_path: str,
+    buffers: ReadBuffers,
+    behaviour: CleanerBehaviour,
+    *,
+    next_offset_search: int | None = None,
 ) -> str:
     """The message of the exception the cleaner of ``behaviour`` throws when it reaches
-    ``damage`` in the segment at ``segment_path`` (the broker prints its own absolute path)."""
+    ``damage`` in the segment at ``segment_path`` (the broker prints its own absolute path).
+
+    ``next_offset_search``: for the 0.9 map (``MapEra.SEGMENT_SPAN``), which first asks each
+    dirty segment its ``nextOffset()``, the file position that search starts at (the offset
+    index's last entry), if known: ``FileMessageSet.searchFor`` walks the entry headers from
+    there (a size below 14 throws "Invalid message size"), then its iterator reads each entry
+    whole, allocating the size it declares (too large for the heap: ``OutOfMemoryError``).
+    Real 0.9.0.1 brokers threw both (tests/fixtures/kafka-0.9.0.1/corrupt-segments)."""
     error = damage.error
     framing = error.framing
     position = error.position if error.position is not None else 0
@@ -110,6 +127,16 @@ def exception_at(
     if framing is None:
         return f"an exception reading the entry at byte {position}: {error.message}"
     size = None if framing.declared_size is None else framing.declared_size - LOG_OVERHEAD
+    if next_offset_search is not None and size is not None:
+        if size < MIN_RECORD_SIZE and next_offset_search >= position:
+            return f"Invalid message size: {size}"
+        if size >= MIN_RECORD_SIZE and size > DEFAULT_HEAP_BYTES:
+            return (
+                "java.lang.OutOfMemoryError: Java heap space (nextOffset allocates the"
+                f" {size:,} bytes the entry declares; a heap that holds them gets past it to"
+                f" 'This log contains a message larger than maximum allowable size of"
+                f" {buffers.largest(behaviour)}.')"
+            )
     if size is not None and size < MIN_RECORD_SIZE:
         if not behaviour.reads_record_batches:
             return f"Message found with corrupt size ({size}) in shallow iterator"

@@ -54,6 +54,8 @@ class SegmentInfo:
     path: Path
     #: the first error the cleaner's reads of this segment fail on
     damage: CleanerDamage | None = None
+    #: where its offset index's last entry points, when known
+    index_last_position: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +208,7 @@ def fold_partition(
                 file=segment.log.name,
                 path=partition.path / segment.log.name,
                 damage=fact.damage,
+                index_last_position=fact.index_last_position,
             )
         )
         errors.extend(fact.errors)

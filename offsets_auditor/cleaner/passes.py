@@ -153,9 +153,12 @@ class PartitionCleaner:
                 )
             end, stop = mapped
         # the damage the map's reads get to, then the damage the rewrite of [0, end) reads
-        damaged = self._damaged_in_map(members, stop) or self._damaged_below(end)
-        if damaged is not None:
-            return self._failure_at(damaged, number)
+        in_map = self._damaged_in_map(members, stop)
+        if in_map is not None:
+            return self._failure_at(in_map, number, in_map=True)
+        below = self._damaged_below(end)
+        if below is not None:
+            return self._failure_at(below, number, in_map=False)
         horizon = self._delete_horizon(start)
         counters = self._clean(end, upper, horizon)
         return PassResult(
@@ -209,12 +212,18 @@ class PartitionCleaner:
                     return index
         return None
 
-    def _failure_at(self, index: int, number: int) -> CleanerFailure:
+    def _failure_at(self, index: int, number: int, *, in_map: bool) -> CleanerFailure:
         segment = self.scan.segments[index]
         assert segment.damage is not None
+        # the 0.9 map asks each dirty segment its nextOffset() first (cleaner.damage)
+        searched = in_map and self.behaviour.map_era == MapEra.SEGMENT_SPAN
         return CleanerFailure(
             exception_at(
-                segment.damage, str(segment.path), read_buffers(self.config), self.behaviour
+                segment.damage,
+                str(segment.path),
+                read_buffers(self.config),
+                self.behaviour,
+                next_offset_search=segment.index_last_position if searched else None,
             ),
             number,
             self.behaviour.exception_kills_thread,

@@ -138,6 +138,8 @@ class SegmentFacts:
     errors: tuple[DecodeError, ...]
     #: the first error the cleaner's reads of this segment fail on
     damage: CleanerDamage | None = None
+    #: where the segment's offset index's last entry points (read apart: see ``reading``)
+    index_last_position: int | None = None
 
 
 _INT16: Final = struct.Struct(">h")

@@ -54,6 +54,16 @@ relative to the repository root; ``GMM`` = the classic ``GroupMetadataManager.sc
    consumer that finds no committed offset starts from ``auto.offset.reset``. The new
    coordinator (A:3.8.0 ``CoordinatorRuntime``) logs "Failed to load metadata from ... due
    to ..." and the partition's coordinator goes to FAILED: its groups get NOT_COORDINATOR.
+10. An entry that runs past the end of a segment that is not the last (a partial write, or a
+   damaged size field too large). A:0.9.0.1 .. A:0.10.1.x: ``FileMessageSet.searchFor`` returns
+   that entry's position (its offset is the one the load asks for next); the load reads no
+   whole message there, its offset does not move, and it asks again, forever: the partition
+   never finishes loading, and every offsets partition scheduled after it on this broker waits
+   behind it (the manager's scheduler has one thread; its groups get NOT_COORDINATOR_FOR_GROUP).
+   A:0.10.2.0+: ``FileRecords.searchForOffsetWithSize`` finds no whole entry there
+   (``FileLogInputStream.nextBatch`` returns null past the end) and ``Log.read`` moves on to the
+   next segment: the load finishes without the rest of that segment. Both seen on real brokers
+   (tests/fixtures/kafka-*/corrupt-segments).
 """
 
 from __future__ import annotations
@@ -97,6 +107,9 @@ class LoaderRules:
     empty_state: bool
     new_coordinator: bool
     load_failure: LoadFailure = LoadFailure.LOADS_NOTHING
+    #: rule 10: a partial entry mid-log stalls the load for good (else the load skips the rest
+    #: of its segment)
+    partial_entry_stalls_load: bool = False
 
     def load_error(self, partition: int) -> str:
         """The line the broker logs when the load of ``partition`` throws (rule 9)."""
@@ -153,6 +166,7 @@ def loader_rules(version: KafkaVersion | str, new_coordinator: bool | None = Non
         unknown_key_fails_load=not new and not v.at_least("3.5"),
         empty_state=v.at_least("0.10.1"),
         new_coordinator=new,
+        partial_entry_stalls_load=not new and not v.at_least("0.10.2"),
         load_failure=LoadFailure.COORDINATOR_FAILS
         if new
         else LoadFailure.LOADS_NOTHING
