@@ -205,11 +205,11 @@ def print_text(report: dict[str, Any]) -> None:
         )
         if cleaner["outcome"] not in ("single-pass", "nothing-to-clean"):
             out.write(f"    {cleaner['reason']}\n")
-        used = report["kafka_version"]["used"]
+        used = KafkaVersion.parse(report["kafka_version"]["used"])
         for alternative in cleaner["alternatives"]:
             first, last = alternative["kafka_versions"]
-            if first == used:
-                continue
+            if KafkaVersion.parse(first) <= used <= KafkaVersion.parse(last):
+                continue  # the verdict above
             versions = first if first == last else f"{first} to {last}"
             out.write(
                 f"    but Kafka {versions} would give: {alternative['outcome']},"
