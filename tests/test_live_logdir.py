@@ -59,6 +59,9 @@ from tests.support.cleaner_renames import (
 
 DAMAGE = {
     "corrupt-record",
+    "corrupt-segment",
+    "checksum-mismatch",
+    "oversized-entry",
     "unreadable-file",
     "index-load-failure",
     "corrupt-index",

@@ -24,6 +24,9 @@ from typing import Any
 
 DAMAGE = {
     "corrupt-record",
+    "corrupt-segment",
+    "checksum-mismatch",
+    "oversized-entry",
     "unreadable-file",
     "index-load-failure",
     "corrupt-index",
