@@ -56,6 +56,7 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
     c = a.config
     return {
         "broker_id": a.log_dir.broker_id,
+        "cluster_id": a.log_dir.cluster_id,
         "log_dir": str(a.log_dir.path),
         "clean_shutdown": a.log_dir.clean_shutdown.present,
         "recovery": a.recovery,
@@ -103,6 +104,7 @@ def partition_json(
         "uncleanable_because": e.initial.blocked_by,
         "clean_bytes": e.initial.clean_bytes,
         "cleanable_bytes": e.initial.cleanable_bytes,
+        "needed_entries": e.needed_entries,
         "cleaner": {
             "outcome": p.outcome.value,
             "reason": p.reason,

@@ -94,10 +94,16 @@ class ReadOnlyFile:
     With ``expect`` (a listed ``FileInfo.identity``), a file that is not that one raises
     :class:`FileChangedError`. ``size`` is the size at open; with ``frozen``, reads stop there,
     so a file being appended to (the active segment) reads as it was when opened; otherwise
-    reads go to the end of the file as it is (a growing server.log)."""
+    reads go to the end of the file as it is (a growing server.log). With ``end`` too, reads
+    stop there as well (a segment read as it was listed, though appended to since)."""
 
     def __init__(
-        self, path: Path, expect: tuple[int, int] | None = None, *, frozen: bool = False
+        self,
+        path: Path,
+        expect: tuple[int, int] | None = None,
+        *,
+        frozen: bool = False,
+        end: int | None = None,
     ) -> None:
         self.path = path
         flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
@@ -110,6 +116,8 @@ class ReadOnlyFile:
         self.identity = (st.st_dev, st.st_ino)
         self.size = st.st_size
         self._end = st.st_size if frozen else None
+        if self._end is not None and end is not None:
+            self._end = min(self._end, end)
 
     def read_at(self, position: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``position``; fewer at the end of the file (with

@@ -2,13 +2,17 @@
 
 Each subcommand lives in its own module under ``offsets_auditor.cli`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``handler`` to a function
-``(argparse.Namespace) -> int`` returning the exit status.
+``(argparse.Namespace) -> int`` returning the exit status. Commands built on the core (``scan``
+in ``spark_jobs``, ``serve`` in ``api``) register the same way through the entry point group
+``offsets_auditor.commands`` (module with ``register`` and ``SUMMARY``), so the core never
+imports them.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 import traceback
@@ -38,12 +42,29 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             importlib.import_module(f"offsets_auditor.cli.{module}").register(subparsers)
         else:
             subparsers.add_parser(command, help=summary, add_help=False)
+    for command, module_name in extension_commands().items():
+        extension = importlib.import_module(module_name)
+        if only is None or command == only:
+            extension.register(subparsers)
+        else:
+            subparsers.add_parser(command, help=extension.SUMMARY, add_help=False)
     return parser
+
+
+#: The entry point group of the commands other packages of this project add.
+EXTENSION_GROUP = "offsets_auditor.commands"
+
+
+def extension_commands() -> dict[str, str]:
+    """command -> module, from the installed entry points (``scan``, ``serve``)."""
+    found = importlib.metadata.entry_points(group=EXTENSION_GROUP)
+    return {e.name: e.value for e in sorted(found, key=lambda e: e.name) if e.name not in COMMANDS}
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
     """The subcommand ``argv`` names (the first word that is one), if any."""
-    return next((word for word in argv if word in COMMANDS), None)
+    known = COMMANDS.keys() | extension_commands().keys()
+    return next((word for word in argv if word in known), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

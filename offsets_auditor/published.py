@@ -1,0 +1,352 @@
+"""What a scan publishes, and how: the contract between the Spark job (writer) and the service
+(reader). Plain Python, no framework: the tables' columns and types, the rows of each table
+built from an audit report (``audit_report.report_json``), and the layout of the results dir.
+
+Layout of ``RESULTS`` (``offsets-auditor scan --out RESULTS``)::
+
+    RESULTS/LATEST                 the id of the newest complete run (replaced atomically)
+    RESULTS/runs/<run_id>/         one complete run (renamed into place when whole)
+        manifest.json              MANIFEST_FIELDS; "schema_version": SCHEMA_VERSION
+        <table>.parquet            one per TABLES entry
+        reports/<n>.json           the audit report of input n (the JSON of ``audit --json``)
+    RESULTS/.staging/<run_id>/     a run being written (never read)
+    RESULTS/cache/                 per-segment results reused by the next scan
+
+A reader lists ``runs/`` or reads ``LATEST``; it never sees a partial run, since a run's dir
+appears by one ``rename`` once every file in it is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+#: Bumped when a column changes meaning or disappears (new columns do not bump it).
+SCHEMA_VERSION: Final = 1
+
+LATEST: Final = "LATEST"
+RUNS: Final = "runs"
+STAGING: Final = ".staging"
+CACHE: Final = "cache"
+MANIFEST: Final = "manifest.json"
+REPORTS: Final = "reports"
+
+#: table -> ((column, type), ...). Types: int64, float64, bool, string, list<int64>; every
+#: column may be null. Columns named as in the audit JSON (``cleaner.*`` flattened).
+TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "brokers": (
+        ("input", "int64"),
+        ("log_dir", "string"),
+        ("broker_id", "int64"),
+        ("cluster_id", "string"),
+        ("kafka_version", "string"),
+        ("kafka_version_low", "string"),
+        ("kafka_version_high", "string"),
+        ("kafka_version_basis", "string"),
+        ("kafka_version_given", "bool"),
+        ("clean_shutdown", "bool"),
+        ("cleaner_enabled", "bool"),
+        ("cleaner_threads", "int64"),
+        ("dedupe_buffer_size", "int64"),
+        ("load_factor", "float64"),
+        ("memory_per_thread", "int64"),
+        ("capacity", "int64"),
+        ("min_cleanable_ratio", "float64"),
+        ("threads_that_die", "int64"),
+        ("recommended_dedupe_buffer_size", "int64"),
+        ("recommendation_arithmetic", "string"),
+        ("partitions", "int64"),
+        ("size_bytes", "int64"),
+        ("segments", "int64"),
+        ("groups", "int64"),
+        ("corrupt_index_files", "int64"),
+        ("exit_status", "int64"),
+    ),
+    "partitions": (
+        ("input", "int64"),
+        ("log_dir", "string"),
+        ("broker_id", "int64"),
+        ("cluster_id", "string"),
+        ("partition", "int64"),
+        ("name", "string"),
+        ("size_bytes", "int64"),
+        ("segment_count", "int64"),
+        ("records", "int64"),
+        ("log_end_offset", "int64"),
+        ("cleaner_checkpoint", "int64"),
+        ("never_compacted", "bool"),
+        ("dirty_ratio", "float64"),
+        ("first_dirty_offset", "int64"),
+        ("first_uncleanable_offset", "int64"),
+        ("uncleanable_because", "string"),
+        ("clean_bytes", "int64"),
+        ("cleanable_bytes", "int64"),
+        ("outcome", "string"),
+        ("reason", "string"),
+        ("capacity", "int64"),
+        ("needed_entries", "int64"),
+        ("passes", "int64"),
+        ("pass_end_offsets", "list<int64>"),
+        ("retained_records", "int64"),
+        ("retained_bytes", "int64"),
+        ("message", "string"),
+        ("recommended_dedupe_buffer_size", "int64"),
+        ("recommendation_arithmetic", "string"),
+        ("load_estimate_seconds", "float64"),
+        ("load_estimate_seconds_after_cleaning", "float64"),
+        ("load_estimate_basis", "string"),
+        ("active_segment_bytes", "int64"),
+        ("floor_bytes", "int64"),
+        ("reclaimable_bytes", "int64"),
+        ("alternatives_json", "string"),
+        ("pass_details_json", "string"),
+        ("top_writers_json", "string"),
+    ),
+    "segments": (
+        ("input", "int64"),
+        ("log_dir", "string"),
+        ("broker_id", "int64"),
+        ("partition", "int64"),
+        ("file", "string"),
+        ("base_offset", "int64"),
+        ("size_bytes", "int64"),
+        ("mtime_ms", "int64"),
+        ("records", "int64"),
+        ("batches", "int64"),
+        ("next_offset", "int64"),
+        ("largest_timestamp", "int64"),
+        ("active", "bool"),
+        ("reused", "bool"),
+        ("problems", "int64"),
+    ),
+    "indexes": (
+        ("input", "int64"),
+        ("log_dir", "string"),
+        ("broker_id", "int64"),
+        ("file", "string"),
+        ("partition", "string"),
+        ("kind", "string"),
+        ("base_offset", "int64"),
+        ("verdict", "string"),
+        ("reason", "string"),
+    ),
+    "groups": (
+        ("input", "int64"),
+        ("log_dir", "string"),
+        ("broker_id", "int64"),
+        ("cluster_id", "string"),
+        ("group", "string"),
+        ("coordinator_partition", "int64"),
+        ("expected_partition", "int64"),
+        ("state", "string"),
+        ("group_type", "string"),
+        ("protocol_type", "string"),
+        ("protocol", "string"),
+        ("generation", "int64"),
+        ("members", "int64"),
+        ("topic", "string"),
+        ("partition", "int64"),
+        ("offset", "int64"),
+        ("metadata", "string"),
+        ("commit_timestamp", "int64"),
+        ("expire_timestamp", "int64"),
+        ("leader_epoch", "int64"),
+        ("log_offset", "int64"),
+        ("value_version", "int64"),
+        ("producer_id", "int64"),
+        ("pending", "bool"),
+    ),
+    "findings": (
+        ("input", "int64"),
+        ("log_dir", "string"),
+        ("broker_id", "int64"),
+        ("cluster_id", "string"),
+        ("kind", "string"),
+        ("severity", "string"),
+        ("detail", "string"),
+        ("partition", "string"),
+        ("file", "string"),
+        ("position", "int64"),
+        ("field", "string"),
+        ("group", "string"),
+    ),
+}
+
+#: The manifest's fields (see ``manifest``).
+MANIFEST_FIELDS: Final = (
+    "schema_version",
+    "run_id",
+    "started_at",
+    "finished_at",
+    "duration_seconds",
+    "inputs",
+    "config",
+    "counts",
+    "reuse",
+    "tables",
+    "exit_status",
+)
+
+
+def _where(index: int, report: Mapping[str, Any]) -> dict[str, Any]:
+    """Where each row of a report comes from: the scan audits each log dir on its own, so a
+    report it publishes holds one broker (one log dir)."""
+    (broker,) = report["brokers"]
+    return {
+        "input": index,
+        "log_dir": broker["log_dir"],
+        "broker_id": broker["broker_id"],
+        "cluster_id": broker.get("cluster_id"),
+    }
+
+
+def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    version = report["kafka_version"]
+    for broker in report["brokers"]:
+        c = broker["cleaner"]
+        r = broker["recommendation"] or {}
+        mine = report["partitions"]
+        yield {
+            **_where(index, report),
+            "kafka_version": version["used"],
+            "kafka_version_low": version["range"][0],
+            "kafka_version_high": version["range"][1],
+            "kafka_version_basis": version["basis"],
+            "kafka_version_given": version["given"] is not None,
+            "clean_shutdown": broker["clean_shutdown"],
+            "cleaner_enabled": c["enabled"],
+            "cleaner_threads": c["threads"],
+            "dedupe_buffer_size": c["dedupe_buffer_size"],
+            "load_factor": c["load_factor"],
+            "memory_per_thread": c["memory_per_thread"],
+            "capacity": c["capacity"],
+            "min_cleanable_ratio": c["min_cleanable_ratio"],
+            "threads_that_die": c["threads_that_die"],
+            "recommended_dedupe_buffer_size": r.get("log.cleaner.dedupe.buffer.size"),
+            "recommendation_arithmetic": r.get("arithmetic"),
+            "partitions": len(mine),
+            "size_bytes": sum(p["size_bytes"] for p in mine),
+            "segments": sum(p["segment_count"] for p in mine),
+            "groups": len(report["groups"]),
+            "corrupt_index_files": sum(1 for x in report["indexes"] if x["verdict"] != "ok"),
+            "exit_status": report["exit_status"],
+        }
+
+
+def partition_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    for p in report["partitions"]:
+        cleaner, advice, load, space = (
+            p["cleaner"],
+            p["recommendation"] or {},
+            p["load_estimate"],
+            p["space"],
+        )
+        yield {
+            **_where(index, report),
+            **{k: p.get(k) for k in _PARTITION_FIELDS},
+            **{k: cleaner.get(k) for k in _CLEANER_FIELDS},
+            "needed_entries": p.get("needed_entries"),
+            "recommended_dedupe_buffer_size": advice.get("log.cleaner.dedupe.buffer.size"),
+            "recommendation_arithmetic": advice.get("arithmetic"),
+            "load_estimate_seconds": load["seconds"],
+            "load_estimate_seconds_after_cleaning": load["seconds_after_cleaning"],
+            "load_estimate_basis": load["basis"],
+            **{k: space[k] for k in ("active_segment_bytes", "floor_bytes", "reclaimable_bytes")},
+            "alternatives_json": json.dumps(cleaner["alternatives"]),
+            "pass_details_json": json.dumps(cleaner["pass_details"]),
+            "top_writers_json": json.dumps(p["top_writers"]),
+        }
+
+
+_PARTITION_FIELDS: Final = (
+    "partition",
+    "name",
+    "size_bytes",
+    "segment_count",
+    "records",
+    "log_end_offset",
+    "cleaner_checkpoint",
+    "never_compacted",
+    "dirty_ratio",
+    "first_dirty_offset",
+    "first_uncleanable_offset",
+    "uncleanable_because",
+    "clean_bytes",
+    "cleanable_bytes",
+)
+_CLEANER_FIELDS: Final = (
+    "outcome",
+    "reason",
+    "capacity",
+    "passes",
+    "pass_end_offsets",
+    "retained_records",
+    "retained_bytes",
+    "message",
+)
+
+
+def index_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    for x in report["indexes"]:
+        yield {**_where(index, report), **{k: x.get(k) for k in _INDEX_FIELDS}}
+
+
+_INDEX_FIELDS: Final = ("file", "partition", "kind", "base_offset", "verdict", "reason")
+
+
+def group_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """One row per group and committed topic-partition (``pending``: a transactional offset
+    not yet committed); a group without offsets is one row with no topic."""
+    for g in report["groups"]:
+        head = {
+            **_where(index, report),
+            **{k: g.get(k) for k in _GROUP_FIELDS},
+            "members": len(g.get("members") or ()),
+        }
+        offsets = [(o, False) for o in g["offsets"]]
+        offsets += [(o, True) for o in g.get("pending_transactional_offsets") or ()]
+        if not offsets:
+            yield {**head, "pending": None}
+        for offset, pending in offsets:
+            yield {**head, **{k: offset.get(k) for k in _OFFSET_FIELDS}, "pending": pending}
+
+
+_GROUP_FIELDS: Final = (
+    "group",
+    "coordinator_partition",
+    "expected_partition",
+    "state",
+    "group_type",
+    "protocol_type",
+    "protocol",
+    "generation",
+)
+_OFFSET_FIELDS: Final = (
+    "topic",
+    "partition",
+    "offset",
+    "metadata",
+    "commit_timestamp",
+    "expire_timestamp",
+    "leader_epoch",
+    "log_offset",
+    "value_version",
+    "producer_id",
+)
+
+
+def finding_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    where = _where(index, report)
+    for f in report["findings"]:
+        yield {**where, **{k: f.get(k) for k, _ in TABLES["findings"] if k not in where}}
+
+
+#: table -> the function building its rows from (input index, report)
+ROWS: Final = {
+    "brokers": broker_rows,
+    "partitions": partition_rows,
+    "indexes": index_rows,
+    "groups": group_rows,
+    "findings": finding_rows,
+}

@@ -1,0 +1,99 @@
+"""Per-segment results kept between scans (``RESULTS/cache``).
+
+A rolled segment never changes until the cleaner replaces it (a new file, another inode), so a
+segment whose fingerprint is unchanged gives the same result: its size, its mtime and an xxhash
+of its first and last 64 KiB, with what the result also depends on (this code, the loader's rules
+and start offset, the reader). The active segment is never reused: the broker appends to it.
+
+Entries are written by the executors that read the segments (tmp file + rename; a cache that
+cannot be written is skipped, never an error), so on a cluster ``--out`` must be a filesystem
+every executor sees for reuse to happen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+import xxhash
+
+import offsets_auditor
+from offsets_auditor import fs
+
+_EDGE: Final = 64 * 1024
+
+
+def code_digest() -> str:
+    """A digest of the core's code (Python and native): results of other code are not reused."""
+    root = Path(offsets_auditor.__file__).parent
+    digest = xxhash.xxh3_128()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".so", ".c", ".h") and path.is_file():
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def context_digest(*parts: Any) -> str:
+    """A digest of what a segment's result depends on besides its bytes (reprs of frozen
+    dataclasses and plain values)."""
+    return xxhash.xxh3_128(repr(parts).encode("utf-8", "backslashreplace")).hexdigest()
+
+
+def segment_key(source: fs.ReadOnlyFile, size: int, mtime_ms: int, context: str) -> str:
+    """The cache key of the segment open in ``source``, as listed (``size``, ``mtime_ms``)."""
+    digest = xxhash.xxh3_128()
+    digest.update(f"{context}:{size}:{mtime_ms}:".encode())
+    digest.update(source.read_at(0, _EDGE))
+    digest.update(source.read_at(max(size - _EDGE, 0), _EDGE))
+    return digest.hexdigest()
+
+
+def load(cache: Path, key: str) -> bytes | None:
+    try:
+        with fs.ReadOnlyFile(cache / f"{key}.pkl") as f:
+            return f.read_at(0, f.size)
+    except OSError:
+        return None
+
+
+def store(cache: Path, key: str, payload: bytes) -> bool:
+    """Keep ``payload`` under ``key``; False when the cache cannot be written."""
+    target = cache / f"{key}.pkl"
+    tmp = cache / f".{key}.{os.getpid()}.tmp"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as out:
+            out.write(payload)
+        os.replace(tmp, target)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return False
+
+
+def prune(cache: Path, used: Iterable[str]) -> int:
+    """Remove the entries this run did not use (their segments are gone or replaced)."""
+    keep = {f"{key}.pkl" for key in used}
+    removed = 0
+    if not cache.is_dir():
+        return 0
+    for entry in cache.iterdir():
+        if entry.name not in keep:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+                removed += 1
+    return removed
+
+
+def dumps(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(payload: bytes) -> Any:
+    return pickle.loads(payload)

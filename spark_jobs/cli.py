@@ -1,0 +1,271 @@
+"""``offsets-auditor scan``: audit many brokers' log dirs on Spark and publish the results.
+
+Registered as a subcommand through the ``offsets_auditor.commands`` entry point (the core does
+not import Spark); ``spark-submit spark_jobs/scan.py`` runs the same ``main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+SUMMARY = "audit many brokers' log dirs on Spark (local[*] or a cluster) and publish the results"
+
+EPILOG = """\
+Each LOGDIR is one broker's log dir (a log.dirs entry) or a copy of it, as a local path or a
+file:// URI that every executor can read. Results go to RESULTS/runs/<run id>/ (Parquet tables,
+manifest.json, each log dir's audit report), published atomically; RESULTS/LATEST names the
+newest. `offsets-auditor serve --results RESULTS` serves them.
+
+Exit status: 0 healthy, 1 warnings, 2 critical findings, 3 usage or input errors."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "scan",
+        help=SUMMARY,
+        description=SUMMARY[0].upper() + SUMMARY[1:] + ".",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from offsets_auditor.cli.options import add_reader_option
+
+    parser.add_argument("log_dirs", nargs="+", metavar="LOGDIR")
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="RESULTS", help="the results dir (created)"
+    )
+    parser.add_argument(
+        "--broker-config",
+        type=Path,
+        metavar="FILE",
+        help="the brokers' server.properties (the same for every LOGDIR)",
+    )
+    parser.add_argument(
+        "--kafka-version",
+        action="append",
+        default=[],
+        metavar="[LOGDIR=]VERSION",
+        help="the Kafka version of every LOGDIR, or of one (repeatable); default: detected from"
+        " each log dir, as `audit` does",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a broker or __consumer_offsets topic property (repeatable)",
+    )
+    parser.add_argument(
+        "--master",
+        metavar="M",
+        help="Spark master URL (default: local[*], or what spark-submit was given)",
+    )
+    parser.add_argument(
+        "--keep",
+        type=int,
+        default=10,
+        metavar="N",
+        help="runs to keep in RESULTS (default %(default)s; older ones are removed after the new"
+        " one is published)",
+    )
+    parser.add_argument(
+        "--no-groups", action="store_true", help="skip recovering the groups' committed offsets"
+    )
+    parser.add_argument(
+        "--load-rate",
+        type=float,
+        default=None,
+        metavar="MIB_PER_S",
+        help="coordinator load throughput assumed for load-time estimates (default: audit's)",
+    )
+    parser.add_argument(
+        "--now",
+        type=int,
+        default=None,
+        metavar="EPOCH_MS",
+        help="the time the emulation assumes, in epoch milliseconds (default: now)",
+    )
+    add_reader_option(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from offsets_auditor import fs
+    from offsets_auditor.audit_plan import PlanError
+    from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
+    from offsets_auditor.meta_properties import parse_java_properties
+    from offsets_auditor.reading import ReadOptions
+    from spark_jobs.scan import ScanOptions
+
+    def fail(message: str) -> int:
+        print(f"offsets-auditor scan: {message}", file=sys.stderr)
+        return 3
+
+    log_dirs = []
+    for text in args.log_dirs:
+        path = local_path(text)
+        if path is None:
+            return fail(
+                f"{text}: only local paths and file:// URIs are read (mount other filesystems,"
+                " or see docs/operators-guide.md, 'Other filesystems')"
+            )
+        if not path.is_dir():
+            return fail(f"{text} is not a directory (give a broker log dir)")
+        if not looks_like_log_dir(path):
+            return fail(not_a_log_dir_message(path))
+        log_dirs.append(path.resolve())
+    try:
+        versions = kafka_versions(args.kafka_version, log_dirs)
+    except ValueError as error:
+        return fail(str(error))
+    overrides = []
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            return fail(f"--set takes KEY=VALUE, not {item!r}")
+        overrides.append((key.strip(), value))
+    properties: list[tuple[str, str]] = []
+    if args.broker_config is not None:
+        try:
+            text = fs.read_small_file(args.broker_config).decode("utf-8", "replace")
+        except OSError as error:
+            return fail(f"cannot read {args.broker_config}: {error.strerror}")
+        properties = parse_java_properties(text)
+    if args.keep < 1:
+        return fail("--keep must be at least 1")
+    options = ScanOptions(
+        log_dirs=tuple(log_dirs),
+        out=args.out.resolve(),
+        properties=tuple(properties),
+        overrides=tuple(overrides),
+        versions=versions,
+        with_groups=not args.no_groups,
+        read=ReadOptions(backend=args.reader),
+        keep=args.keep,
+        now_ms=args.now,
+        **({} if args.load_rate is None else {"load_rate": args.load_rate * 1048576}),
+    )
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return fail(f"cannot create {args.out}: {error.strerror}")
+    try:
+        return scan(args.master, options)
+    except PlanError as error:
+        return fail(str(error))
+
+
+def scan(master: str | None, options: Any) -> int:
+    from spark_jobs.progress import Progress
+    from spark_jobs.scan import Counters, run_scan
+    from spark_jobs.session import spark_session
+
+    tty = sys.stderr.isatty()
+    started = time.monotonic()
+    if tty:
+        print("starting Spark ...", file=sys.stderr, flush=True)
+    spark = spark_session(master)
+    counters = Counters(spark)
+    progress = Progress(counters, sys.stderr, enabled=tty)
+    try:
+        result = run_scan(spark, options, progress.set_total, counters)
+    finally:
+        progress.stop()
+    print_summary(result, time.monotonic() - started)
+    status: int = result.manifest["exit_status"]
+    return status
+
+
+def print_summary(result: Any, seconds: float) -> None:
+    out = sys.stdout
+    m = result.manifest
+    counts, reuse = m["counts"], m["reuse"]
+    out.write(
+        f"scanned {counts['log_dirs']} log dir(s): {counts['partitions']} partitions,"
+        f" {counts['segments']} segments, {counts['bytes'] / 1048576:,.1f} MiB in {seconds:,.1f} s"
+        f" ({reuse['segments_reused']} segment(s) reused from the previous scan,"
+        f" {reuse['segments_read']} read)\n"
+    )
+    for report in result.reports:
+        (broker,) = report["brokers"]
+        version = report["kafka_version"]
+        out.write(
+            f"\nbroker {broker['broker_id']} ({broker['log_dir']}), Kafka {version['used']}"
+            f" ({version['basis']})\n"
+        )
+        verdicts: dict[str, int] = {}
+        for p in report["partitions"]:
+            verdicts[p["cleaner"]["outcome"]] = verdicts.get(p["cleaner"]["outcome"], 0) + 1
+        out.write(
+            "  verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())) + "\n"
+        )
+        never = [p for p in report["partitions"] if p["never_compacted"] and p["size_bytes"]]
+        for p in sorted(never, key=lambda p: -p["size_bytes"]):
+            out.write(
+                f"  never compacted: {p['name']} {p['size_bytes']:,} bytes,"
+                f" {p['cleaner']['outcome']}: {p['cleaner']['reason']}\n"
+            )
+        if broker["recommendation"]:
+            r = broker["recommendation"]
+            out.write(
+                f"  recommendation: log.cleaner.dedupe.buffer.size="
+                f"{r['log.cleaner.dedupe.buffer.size']} ({r['arithmetic']})\n"
+            )
+        severe = [f for f in report["findings"] if f["severity"] in ("critical", "warning")]
+        if severe:
+            out.write(f"  findings: {len(severe)} (critical and warning):\n")
+            for f in severe[:10]:
+                out.write(f"    [{f['severity']}] {f['kind']}: {f['detail'][:160]}\n")
+            if len(severe) > 10:
+                out.write(f"    ... {len(severe) - 10} more in the findings table\n")
+    out.write(f"\npublished run {result.run_id} to {result.run_dir}\n")
+
+
+def local_path(text: str) -> Path | None:
+    """A LOGDIR argument as a local path: a plain path or a ``file://`` URI; None for another
+    scheme."""
+    parsed = urlparse(text)
+    if parsed.scheme == "file":
+        return Path(unquote(parsed.path))
+    if parsed.scheme and len(parsed.scheme) > 1:  # not a Windows drive letter
+        return None
+    return Path(text)
+
+
+def kafka_versions(given: list[str], log_dirs: list[Path]) -> dict[Path, Any]:
+    """``--kafka-version V`` (every log dir) and ``--kafka-version LOGDIR=V`` (one) as a map."""
+    from offsets_auditor.versions import KafkaVersion
+
+    everyone = None
+    versions: dict[Path, Any] = {}
+    for item in given:
+        where, sep, version = item.rpartition("=")
+        parsed = KafkaVersion.parse(version)
+        if not sep:
+            everyone = parsed
+            continue
+        path = local_path(where)
+        target = path.resolve() if path is not None else None
+        if target not in log_dirs:
+            raise ValueError(f"--kafka-version {item}: {where} is not one of the LOGDIRs")
+        versions[target] = parsed
+    return {d: versions.get(d, everyone) for d in log_dirs}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="spark_jobs/scan.py",
+        description=SUMMARY,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

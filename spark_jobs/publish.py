@@ -1,0 +1,119 @@
+"""Publishing a run: Parquet tables and a manifest written into ``RESULTS/.staging/<run_id>``,
+then renamed to ``RESULTS/runs/<run_id>`` in one step, then ``LATEST`` replaced (write a
+temporary file, rename it over): a reader sees the previous complete run or the new one. Runs
+beyond the newest ``keep`` are removed only after that. The layout is ``offsets_auditor.published``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from offsets_auditor import published
+
+_TYPES = {
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+    "list<int64>": pa.list_(pa.int64()),
+}
+
+
+def arrow_schema(table: str) -> pa.Schema:
+    return pa.schema([(name, _TYPES[kind]) for name, kind in published.TABLES[table]])
+
+
+def to_arrow(table: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """``rows`` (dicts keyed by the table's columns; a missing key is null) as an Arrow table
+    with the published schema."""
+    schema = arrow_schema(table)
+    columns: dict[str, list[Any]] = {name: [] for name in schema.names}
+    for row in rows:
+        for name, values in columns.items():
+            values.append(_plain(row.get(name)))
+    return pa.table(columns, schema=schema)
+
+
+def _plain(value: Any) -> Any:
+    # names that are not UTF-8 reach here surrogate-escaped; Parquet strings must be UTF-8
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
+def publish(
+    results: Path,
+    run_id: str,
+    tables: Mapping[str, pa.Table],
+    reports: Sequence[Mapping[str, Any]],
+    manifest: Mapping[str, Any],
+    keep: int,
+) -> Path:
+    """Write the run and make it the latest; returns its directory."""
+    staging = results / published.STAGING / run_id
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / published.REPORTS).mkdir(parents=True)
+    for name, table in tables.items():
+        pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
+    for index, report in enumerate(reports):
+        _write_json(staging / published.REPORTS / f"{index}.json", report)
+    _write_json(staging / published.MANIFEST, manifest)
+    runs = results / published.RUNS
+    runs.mkdir(parents=True, exist_ok=True)
+    final = runs / run_id
+    os.rename(staging, final)
+    _fsync_dir(runs)
+    latest_tmp = results / f".{published.LATEST}.{run_id}.tmp"
+    latest_tmp.write_text(run_id + "\n", encoding="utf-8")
+    os.replace(latest_tmp, results / published.LATEST)
+    _fsync_dir(results)
+    prune_runs(results, keep)
+    return final
+
+
+def prune_runs(results: Path, keep: int) -> list[str]:
+    """Remove all but the newest ``keep`` runs (run ids sort by time); returns those removed."""
+    runs = sorted(list_runs(results))
+    latest = read_latest(results)
+    removed = [r for r in runs[: max(len(runs) - keep, 0)] if r != latest]
+    for run_id in removed:
+        shutil.rmtree(results / published.RUNS / run_id, ignore_errors=True)
+    return removed
+
+
+def list_runs(results: Path) -> list[str]:
+    runs = results / published.RUNS
+    if not runs.is_dir():
+        return []
+    return [p.name for p in runs.iterdir() if (p / published.MANIFEST).is_file()]
+
+
+def read_latest(results: Path) -> str | None:
+    try:
+        return (results / published.LATEST).read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def _write_json(path: Path, data: Any) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=1, default=str)
+        out.write("\n")
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

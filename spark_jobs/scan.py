@@ -1,0 +1,370 @@
+"""The scan: broker log dirs read on Spark, audited with the core's stages, published.
+
+Driver: plan each log dir (``audit_plan.plan_audit``, its own version detection), list its
+``__consumer_offsets`` partitions, pack the segments into slots. Executors: stage A per segment
+(``mapInArrow``), stage B per partition (``applyInArrow``). Driver: stage C per log dir
+(``audit_stages.conclude``), the findings across log dirs (``replicas``), the tables, publish.
+
+Runs as ``offsets-auditor scan`` and, unchanged, as ``spark-submit spark_jobs/scan.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from offsets_auditor import published
+from offsets_auditor.audit_plan import AuditSettings, plan_audit
+from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
+from offsets_auditor.audit_stages import (
+    PartitionOutcome,
+    audit_partition,
+    conclude,
+    log_dir_work,
+    read_segment_result,
+)
+from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.logdir import offsets_partitions, open_partition
+from offsets_auditor.reading import DEFAULT_READ, ReadOptions
+from offsets_auditor.replicas import replica_findings
+from offsets_auditor.versions import KafkaVersion
+from spark_jobs import cache, publish
+from spark_jobs.work import Context, Input, PartitionWork, list_partition, pack
+
+#: Spark rounds for partitions that change while read, before the driver reads them itself.
+ROUNDS = 3
+#: Target bytes of one slot (one Spark task): a segment is never split, slots are not larger.
+SLOT_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    log_dirs: tuple[Path, ...]
+    out: Path
+    properties: tuple[tuple[str, str], ...] = ()
+    overrides: tuple[tuple[str, str], ...] = ()
+    versions: dict[Path, KafkaVersion | None] = field(default_factory=dict)
+    with_groups: bool = True
+    read: ReadOptions = DEFAULT_READ
+    load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
+    keep: int = 10
+    now_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    run_id: str
+    run_dir: Path
+    reports: tuple[dict[str, Any], ...]
+    manifest: dict[str, Any]
+
+
+class Counters:
+    """What the executors report as they go (Spark accumulators), read by the progress line."""
+
+    def __init__(self, spark: Any) -> None:
+        context = spark.sparkContext
+        self.segments = context.accumulator(0)
+        self.bytes = context.accumulator(0)
+
+    def adder(self) -> Callable[[int, int], None]:
+        segments, size = self.segments, self.bytes
+
+        def add(n: int, b: int) -> None:
+            segments.add(n)
+            size.add(b)
+
+        return add
+
+
+def run_scan(
+    spark: Any,
+    options: ScanOptions,
+    on_total: Callable[[int, int], None] = lambda segments, size: None,
+    counters: Counters | None = None,
+) -> ScanResult:
+    started = time.time()
+    now_ms = options.now_ms if options.now_ms is not None else int(started * 1000)
+    run_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started)) + f"Z-{uuid.uuid4().hex[:6]}"
+    inputs = [_plan_input(i, path, options, now_ms) for i, path in enumerate(options.log_dirs)]
+    code = cache.code_digest()
+    counters = counters or Counters(spark)
+    cache_dir = options.out / published.CACHE
+    outcomes: dict[tuple[int, str], PartitionOutcome] = {}
+    segment_rows: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    read_findings: dict[int, list[Finding]] = defaultdict(list)
+    pending = [
+        (source, listed) for source in inputs for listed in offsets_partitions(source.work.model)
+    ]
+    first = True
+    for round_number in range(1, ROUNDS + 1):
+        if not pending:
+            break
+        listed = [list_partition(s, p, code, options.read) for s, p in pending]
+        if first:
+            on_total(
+                sum(len(w.tasks) for w in listed), sum(t.size for w in listed for t in w.tasks)
+            )
+            first = False
+        done, changed = _spark_round(spark, inputs, listed, options, cache_dir, counters)
+        for work in listed:
+            key = (work.input, work.partition.name)
+            if key in done:
+                outcomes[key], segment_rows[key] = done[key]
+                read_findings[work.input].extend(work.findings)
+                if round_number > 1:
+                    read_findings[work.input].append(_retried(work, round_number))
+        pending = [
+            (inputs[w.input], w.partition) for w in listed if (w.input, w.partition.name) in changed
+        ]
+    for source, partition in pending:  # still changing: read on the driver, files held open
+        key = (source.index, partition.name)
+        outcomes[key], segment_rows[key], found = _read_on_driver(source, partition, options)
+        read_findings[source.index].extend(found)
+    reports = []
+    for source in inputs:
+        mine = [
+            outcomes[(source.index, p.name)]
+            for p in offsets_partitions(source.work.model)
+            if (source.index, p.name) in outcomes
+        ]
+        audit = conclude(source.plan, source.work, mine, read_findings[source.index])
+        detection = source.plan.detection
+        audit = replace(audit, findings=(*detection.findings(), *audit.findings))
+        reports.append(
+            report_json([audit], options.load_rate, None, detection, source.plan.emulated_versions)
+        )
+    for index, finding in replica_findings(reports):
+        reports[index]["findings"].append(finding.to_dict())
+    for report in reports:
+        report["exit_status"] = max(
+            (Severity(f["severity"]).exit_status for f in report["findings"]), default=0
+        )
+    tables = _tables(reports, inputs, segment_rows)
+    finished = time.time()
+    used_keys = {r["cache_key"] for rows in segment_rows.values() for r in rows if r["cache_key"]}
+    manifest = _manifest(run_id, started, finished, inputs, options, reports, tables, segment_rows)
+    run_dir = publish.publish(
+        options.out,
+        run_id,
+        {name: publish.to_arrow(name, rows) for name, rows in tables.items()},
+        reports,
+        manifest,
+        options.keep,
+    )
+    cache.prune(cache_dir, used_keys)
+    return ScanResult(run_id, run_dir, tuple(reports), manifest)
+
+
+def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> Input:
+    settings = AuditSettings(
+        properties=options.properties,
+        overrides=options.overrides,
+        kafka_version=options.versions.get(path),
+        with_groups=options.with_groups,
+    )
+    plan = plan_audit([path], settings, now_ms)
+    return Input(index, path, plan, log_dir_work(path, plan))
+
+
+def _spark_round(
+    spark: Any,
+    inputs: Sequence[Input],
+    listed: Sequence[PartitionWork],
+    options: ScanOptions,
+    cache_dir: Path,
+    counters: Counters,
+) -> tuple[
+    dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]]]], set[tuple[int, str]]
+]:
+    from spark_jobs.tasks import (
+        OK,
+        PARTITION_OUTCOMES_DDL,
+        SEGMENT_RESULTS_DDL,
+        fold_partition,
+        read_slots,
+    )
+
+    tasks = [t for w in listed for t in w.tasks]
+    parallelism = spark.sparkContext.defaultParallelism
+    slots = pack(tasks, max(2 * parallelism, sum(t.size for t in tasks) // SLOT_BYTES + 1))
+    context = Context(
+        plans={s.index: s.plan for s in inputs},
+        works={s.index: s.work for s in inputs},
+        partitions={(w.input, w.partition.name): w.partition for w in listed},
+        read=options.read,
+        cache_dir=str(cache_dir),
+        slots=slots,
+    )
+    broadcast = spark.sparkContext.broadcast(context)
+
+    def get() -> Context:
+        value: Context = broadcast.value
+        return value
+
+    results = spark.range(0, len(slots), 1, max(len(slots), 1)).mapInArrow(
+        read_slots(get, counters.adder()), SEGMENT_RESULTS_DDL
+    )
+    folded = results.groupBy("input", "partition").applyInArrow(
+        fold_partition(get), PARTITION_OUTCOMES_DDL
+    )
+    table = folded.toArrow() if tasks else None
+    broadcast.unpersist()
+    done: dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]]]] = {}
+    changed: set[tuple[int, str]] = set()
+    for row in table.to_pylist() if table is not None else ():
+        key = (row["input"], row["partition"])
+        if row["status"] == OK:
+            import json
+
+            done[key] = (cache.loads(row["outcome"]), json.loads(row["segments_json"]))
+        else:
+            changed.add(key)
+    for w in listed:  # partitions without segments never reach the executors
+        key = (w.input, w.partition.name)
+        if not w.tasks:
+            source = inputs[w.input]
+            outcome = audit_partition(
+                source.work, w.partition, [], source.plan.configs, source.plan.now_ms
+            )
+            done[key] = (outcome, [])
+    return done, changed
+
+
+def _read_on_driver(
+    source: Input, listed: Any, options: ScanOptions
+) -> tuple[PartitionOutcome, list[dict[str, Any]], list[Finding]]:
+    from spark_jobs.tasks import segment_row
+
+    with open_partition(source.work.model, listed, source.plan.config.kafka_version) as snapshot:
+        partition = snapshot.partition
+        reader = options.read.from_snapshot(snapshot)
+        results = [
+            read_segment_result(partition, s, source.work.groups_plan, reader)
+            for s in partition.segments
+        ]
+        found = list(snapshot.findings)
+    outcome = audit_partition(
+        source.work, partition, results, source.plan.configs, source.plan.now_ms
+    )
+    rows = [segment_row(r, False, None, i == len(results) - 1) for i, r in enumerate(results)]
+    return outcome, rows, found
+
+
+def _retried(work: PartitionWork, rounds: int) -> Finding:
+    return Finding(
+        "changed-while-read",
+        Severity.INFO,
+        f"{work.partition.name} changed while it was read (the log cleaner swapping segments on a"
+        f" running broker): listed and read again, {rounds} times in all",
+        partition=work.partition.name,
+    )
+
+
+def _tables(
+    reports: Sequence[dict[str, Any]],
+    inputs: Sequence[Input],
+    segment_rows: dict[tuple[int, str], list[dict[str, Any]]],
+) -> dict[str, list[dict[str, Any]]]:
+    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in published.TABLES}
+    for index, report in enumerate(reports):
+        for name, rows in published.ROWS.items():
+            tables[name].extend(rows(index, report))
+    for (index, name), rows in sorted(segment_rows.items()):
+        source = inputs[index]
+        number = int(name.rsplit("-", 1)[1])
+        for row in rows:
+            tables["segments"].append(
+                {
+                    "input": index,
+                    "log_dir": str(source.path),
+                    "broker_id": source.work.model.broker_id,
+                    "partition": number,
+                    **row,
+                }
+            )
+    return tables
+
+
+def _manifest(
+    run_id: str,
+    started: float,
+    finished: float,
+    inputs: Sequence[Input],
+    options: ScanOptions,
+    reports: Sequence[dict[str, Any]],
+    tables: dict[str, list[dict[str, Any]]],
+    segment_rows: dict[tuple[int, str], list[dict[str, Any]]],
+) -> dict[str, Any]:
+    segments = [r for rows in segment_rows.values() for r in rows]
+    reused = [r for r in segments if r["reused"]]
+    findings = [f for r in reports for f in r["findings"]]
+    return {
+        "schema_version": published.SCHEMA_VERSION,
+        "run_id": run_id,
+        "started_at": _iso(started),
+        "finished_at": _iso(finished),
+        "duration_seconds": round(finished - started, 3),
+        "inputs": [
+            {
+                "input": s.index,
+                "log_dir": str(s.path),
+                "broker_id": s.work.model.broker_id,
+                "cluster_id": s.work.model.cluster_id,
+                "kafka_version": reports[s.index]["kafka_version"],
+            }
+            for s in inputs
+        ],
+        "config": {
+            "properties": dict(options.properties),
+            "overrides": dict(options.overrides),
+            "kafka_versions_given": {str(k): str(v) for k, v in options.versions.items() if v},
+            "with_groups": options.with_groups,
+            "reader": str(options.read.backend),
+            "load_rate_bytes_per_second": options.load_rate,
+            "keep": options.keep,
+        },
+        "counts": {
+            "log_dirs": len(inputs),
+            "partitions": len(tables["partitions"]),
+            "segments": len(segments),
+            "bytes": sum(r["size_bytes"] for r in segments),
+            "groups": sum(len(r["groups"]) for r in reports),
+            "findings": {
+                s.value: sum(f["severity"] == s.value for f in findings) for s in Severity
+            },
+            "never_compacted": sum(bool(p["never_compacted"]) for p in tables["partitions"]),
+        },
+        "reuse": {
+            "segments_reused": len(reused),
+            "segments_read": len(segments) - len(reused),
+            "bytes_reused": sum(r["size_bytes"] for r in reused),
+            "bytes_read": sum(r["size_bytes"] for r in segments if not r["reused"]),
+        },
+        "tables": sorted(published.TABLES),
+        "exit_status": max((r["exit_status"] for r in reports), default=0),
+    }
+
+
+def _iso(seconds: float) -> str:
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        + f".{int(seconds % 1 * 1000):03d}Z"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``spark-submit spark_jobs/scan.py LOGDIR... --out RESULTS``: the same as ``scan``."""
+    from spark_jobs.cli import main as cli_main
+
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

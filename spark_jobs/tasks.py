@@ -1,0 +1,186 @@
+"""What runs on the executors: the core's stages A and B, nothing else.
+
+``read_slots`` (``mapInArrow``): each input row is a slot (a pack of segments); each segment is
+opened by name, checked to be the file listed, then read by ``audit_stages.read_segment_result``
+in bounded windows (or its result taken from the cache), and shipped as one Arrow row holding the
+pickled result. ``fold_partition`` (``applyInArrow``, grouped by input and partition): stage B,
+``audit_stages.audit_partition``, over the partition's results in offset order, shipped back as
+one row holding the pickled (light) outcome and the segments' rows.
+
+A segment renamed, replaced or shortened since it was listed (the cleaner of a running broker
+does that) makes its partition ``changed``: the driver lists it again and retries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from offsets_auditor import fs
+from offsets_auditor.audit_stages import SegmentResult, audit_partition, read_segment_result
+from offsets_auditor.reading import segment_label
+from spark_jobs import cache
+from spark_jobs.work import Context, SegmentTask
+
+OK, CHANGED = "ok", "changed"
+
+SEGMENT_RESULTS = pa.schema(
+    [
+        ("input", pa.int64()),
+        ("partition", pa.string()),
+        ("position", pa.int64()),
+        ("status", pa.string()),
+        ("reused", pa.bool_()),
+        ("cache_key", pa.string()),
+        ("size", pa.int64()),
+        ("result", pa.binary()),
+    ]
+)
+
+#: The same, as Spark sees them (DDL).
+SEGMENT_RESULTS_DDL = (
+    "input long, partition string, position long, status string, reused boolean,"
+    " cache_key string, size long, result binary"
+)
+PARTITION_OUTCOMES_DDL = (
+    "input long, partition string, status string, outcome binary, segments_json string"
+)
+
+PARTITION_OUTCOMES = pa.schema(
+    [
+        ("input", pa.int64()),
+        ("partition", pa.string()),
+        ("status", pa.string()),
+        ("outcome", pa.binary()),
+        ("segments_json", pa.string()),
+    ]
+)
+
+
+def read_slots(
+    context: Callable[[], Context], progress: Callable[[int, int], None]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function over slot ids (``context()`` reads the broadcast;
+    ``progress(segments, bytes)`` adds to the driver's counters)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ctx = context()
+        for batch in batches:
+            for slot in batch.column("id").to_pylist():
+                for task in ctx.slots[slot]:
+                    row = read_task(ctx, task)
+                    progress(1, task.size)
+                    yield pa.RecordBatch.from_pylist([row], schema=SEGMENT_RESULTS)
+
+    return run
+
+
+def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "input": task.input,
+        "partition": task.partition,
+        "position": task.position,
+        "status": CHANGED,
+        "reused": False,
+        "cache_key": None,
+        "size": task.size,
+        "result": None,
+    }
+    try:
+        source = fs.ReadOnlyFile(task.path, expect=task.identity, frozen=True, end=task.size)
+    except FileNotFoundError:
+        return row
+    except fs.FileChangedError:
+        return row
+    except OSError:
+        source = None  # unreadable: the core's reader says so, as a finding
+    partition = ctx.partitions[(task.input, task.partition)]
+    segment = partition.segments[task.position]
+    work = ctx.works[task.input]
+    if source is None:
+        result = read_segment_result(partition, segment, work.groups_plan, ctx.read.segment)
+        return {**row, "status": OK, "result": cache.dumps(result)}
+    with source:
+        if source.size < task.size or (task.reusable and source.size != task.size):
+            return row  # truncated or replaced in place since listed
+        cache_dir = Path(ctx.cache_dir) if ctx.cache_dir else None
+        key = (
+            cache.segment_key(source, task.size, task.mtime_ms, task.context)
+            if task.reusable and cache_dir is not None
+            else None
+        )
+        if key is not None and cache_dir is not None:
+            payload = cache.load(cache_dir, key)
+            if payload is not None:
+                return {**row, "status": OK, "reused": True, "cache_key": key, "result": payload}
+        label = segment_label(partition, segment)
+        result = read_segment_result(
+            partition,
+            segment,
+            work.groups_plan,
+            lambda _p, _s: ctx.read.source(source, label),
+        )
+        payload = cache.dumps(result)
+        if key is not None and cache_dir is not None and cache.store(cache_dir, key, payload):
+            row["cache_key"] = key
+        return {**row, "status": OK, "result": payload}
+
+
+def fold_partition(
+    context: Callable[[], Context],
+) -> Callable[[pa.Table], pa.Table]:
+    """The ``applyInArrow`` function over one partition's segment results."""
+
+    def run(table: pa.Table) -> pa.Table:
+        ctx = context()
+        rows = sorted(table.to_pylist(), key=lambda r: r["position"])
+        index, name = rows[0]["input"], rows[0]["partition"]
+        out = {"input": index, "partition": name, "status": CHANGED, "outcome": None}
+        partition = ctx.partitions[(index, name)]
+        if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
+            return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
+        results: list[SegmentResult] = [cache.loads(r["result"]) for r in rows]
+        plan, work = ctx.plans[index], ctx.works[index]
+        outcome = audit_partition(work, partition, results, plan.configs, plan.now_ms)
+        segments = [
+            segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1)
+            for i, (result, r) in enumerate(zip(results, rows, strict=True))
+        ]
+        return pa.Table.from_pylist(
+            [
+                {
+                    **out,
+                    "status": OK,
+                    "outcome": cache.dumps(outcome),
+                    "segments_json": json.dumps(segments),
+                }
+            ],
+            PARTITION_OUTCOMES,
+        )
+
+    return run
+
+
+def segment_row(
+    result: SegmentResult, reused: bool, cache_key: str | None, active: bool
+) -> dict[str, Any]:
+    """A row of the ``segments`` table (less where it is, which the driver adds)."""
+    stats, log = result.facts.stats, result.segment.log
+    return {
+        "file": log.name,
+        "base_offset": result.segment.base_offset,
+        "size_bytes": log.size,
+        "mtime_ms": log.mtime_ms,
+        "records": stats.records,
+        "batches": stats.batches,
+        "next_offset": stats.last_offset + 1,
+        "largest_timestamp": stats.largest_timestamp,
+        "active": active,
+        "reused": reused,
+        "problems": len(result.facts.errors),
+        "cache_key": cache_key,
+    }

@@ -1,0 +1,130 @@
+"""The scan's work, decided on the driver: each input log dir planned as ``audit`` plans it (its
+own version detection), its ``__consumer_offsets`` partitions listed as consistent snapshots,
+and every segment a task; the tasks packed into slots of similar size for the executors.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from offsets_auditor.audit_plan import AuditPlan
+from offsets_auditor.audit_stages import LogDirWork
+from offsets_auditor.findings import Finding
+from offsets_auditor.logdir import PartitionDir, Segment, open_partition
+from offsets_auditor.reading import ReadOptions
+from spark_jobs import cache
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One log dir to scan (``index``: its place on the command line)."""
+
+    index: int
+    path: Path
+    plan: AuditPlan
+    work: LogDirWork
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentTask:
+    """One segment to read: where it is, as listed, and whether its result may be reused."""
+
+    input: int
+    partition: str
+    position: int  # the segment's place in its partition (offset order)
+    path: Path
+    size: int
+    mtime_ms: int
+    identity: tuple[int, int]
+    active: bool
+    context: str  # cache.context_digest of what its result depends on
+
+    @property
+    def reusable(self) -> bool:
+        return not self.active
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionWork:
+    """A partition as listed for this round, with its segments' tasks."""
+
+    input: int
+    partition: PartitionDir
+    tasks: tuple[SegmentTask, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What an executor needs besides a task, per input (broadcast once per round)."""
+
+    plans: dict[int, AuditPlan]
+    works: dict[int, LogDirWork]
+    partitions: dict[tuple[int, str], PartitionDir]
+    read: ReadOptions
+    cache_dir: str | None
+    slots: list[list[SegmentTask]] = field(default_factory=list)
+
+
+def list_partition(
+    source: Input, listed: PartitionDir, code: str, read: ReadOptions
+) -> PartitionWork:
+    """``listed`` re-read as one consistent snapshot (``logdir.open_partition``), its segments
+    as tasks. The snapshot's files are closed again: executors open them by name, checking they
+    are still the files listed."""
+    model = source.work.model
+    with open_partition(model, listed, source.plan.config.kafka_version) as snapshot:
+        partition = snapshot.partition
+        findings = tuple(snapshot.findings)
+    groups_plan = source.work.groups_plan
+    start = (
+        None
+        if groups_plan is None
+        else groups_plan.log_starts.get((partition.topic, partition.partition))
+    )
+    context = cache.context_digest(
+        code,
+        None if groups_plan is None else groups_plan.rules,
+        start,
+        read,
+        partition.name,
+    )
+    last = len(partition.segments) - 1
+    tasks = tuple(
+        _task(source.index, partition, i, segment, i == last, context)
+        for i, segment in enumerate(partition.segments)
+    )
+    return PartitionWork(source.index, partition, tasks, findings)
+
+
+def _task(
+    index: int, partition: PartitionDir, position: int, segment: Segment, active: bool, context: str
+) -> SegmentTask:
+    return SegmentTask(
+        input=index,
+        partition=partition.name,
+        position=position,
+        path=partition.path / segment.log.name,
+        size=segment.log.size,
+        mtime_ms=segment.log.mtime_ms,
+        identity=segment.log.identity,
+        active=active,
+        context=context,
+    )
+
+
+def pack(tasks: Sequence[SegmentTask], slots: int) -> list[list[SegmentTask]]:
+    """``tasks`` in at most ``slots`` groups of similar total size (largest first, each to the
+    lightest group), so one huge partition spreads over every executor."""
+    ordered = sorted(tasks, key=lambda t: t.size, reverse=True)
+    count = max(min(slots, len(ordered)), 1)
+    groups: list[list[SegmentTask]] = [[] for _ in range(count)]
+    heap = [(0, i) for i in range(count)]
+    for task in ordered:
+        load, i = heapq.heappop(heap)
+        groups[i].append(task)
+        heapq.heappush(heap, (load + max(task.size, 1), i))
+    return [g for g in groups if g]
