@@ -102,6 +102,8 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("alternatives_json", "string"),
         ("pass_details_json", "string"),
         ("top_writers_json", "string"),
+        ("unknown_record_types", "int64"),
+        ("unknown_record_types_json", "string"),
     ),
     "segments": (
         ("input", "int64"),

@@ -10,6 +10,7 @@ Runs as ``offsets-auditor scan`` and, unchanged, as ``spark-submit spark_jobs/sc
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import uuid
@@ -147,6 +148,11 @@ def run_scan(
             (Severity(f["severity"]).exit_status for f in report["findings"]), default=0
         )
     tables = _tables(reports, inputs, segment_rows)
+    for row in tables["partitions"]:
+        replay = outcomes[(row["input"], row["name"])].replay
+        unknown = {} if replay is None else replay.unknown_record_types
+        row["unknown_record_types"] = sum(unknown.values())
+        row["unknown_record_types_json"] = json.dumps({str(k): v for k, v in unknown.items()})
     finished = time.time()
     used_keys = {r["cache_key"] for rows in segment_rows.values() for r in rows if r["cache_key"]}
     manifest = _manifest(run_id, started, finished, inputs, options, reports, tables, segment_rows)
@@ -221,8 +227,6 @@ def _spark_round(
     for row in table.to_pylist() if table is not None else ():
         key = (row["input"], row["partition"])
         if row["status"] == OK:
-            import json
-
             done[key] = (cache.loads(row["outcome"]), json.loads(row["segments_json"]))
         else:
             changed.add(key)
