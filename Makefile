@@ -11,7 +11,7 @@ SAMPLE := tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,api]'
 	touch $(STAMP)
 
 demo: $(STAMP)
