@@ -2,8 +2,8 @@
 consumer groups (a million at full scale), and the ``__consumer_offsets`` partition each group's
 coordinator writes to, by Kafka's ``partitionFor`` (``offsets_auditor.coordinator``).
 
-A group consumes 1-3 topics (most consume one), each of 1-64 partitions (most have few): about
-6 committed offsets per group. Names are team/service names with a numeric suffix where two
+A group consumes 1-3 topics (most consume one), each of 1-24 partitions (most have few): about
+7 committed offsets per group. Names are team/service names with a numeric suffix where two
 collide, plus a tail of ``console-consumer-N`` (10 %), as on a cluster that has been used for
 years. Keys are OffsetCommitKey v1 (``GroupMetadataManager.offsetCommitKey``), exactly as the
 v2 segment of ``benchmarks/generate.py`` encodes them.
@@ -27,8 +27,9 @@ from benchmarks.generate import (
 )
 from offsets_auditor.coordinator import coordinator_partition
 
-#: Partition counts of the topics, drawn uniformly: mostly small topics, a few wide ones.
-TOPIC_PARTITION_COUNTS = (1, 1, 1, 2, 3, 3, 6, 6, 12, 24, 64)
+#: Partition counts of the topics, drawn uniformly: mostly small topics, a few wide ones
+#: (5.5 on average; with 1.24 topics per group, about 6.8 committed offsets per group).
+TOPIC_PARTITION_COUNTS = (1, 1, 1, 1, 2, 3, 3, 6, 6, 12, 24)
 #: How many topics a group consumes (1, 2 or 3), with these weights.
 TOPICS_PER_GROUP_WEIGHTS = (80, 16, 4)
 _ENVS = ("prod", "staging", "eu-1", "us-east-2", "batch", "canary", "dev", "test")

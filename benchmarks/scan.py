@@ -489,7 +489,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-full", action="store_true", help="skip the full-scale attempt")
     parser.add_argument("--results", type=Path, default=DATA_DIR / "scan-results")
     parser.add_argument(
-        "--views", default="5,10,21", help="hot-partition segments of the memory runs"
+        "--views",
+        default="5,10,21",
+        help="hot-partition segments of the memory runs, the last rescanned",
     )
     parser.add_argument(
         "--limit-gib", type=float, default=14, help="kill a run whose processes pass this RSS"
@@ -502,8 +504,10 @@ def main(argv: list[str] | None = None) -> int:
     results.mkdir(parents=True, exist_ok=True)
     both = {0, 1} if (os.cpu_count() or 1) > 1 else {0}
 
-    def log(run_: Run) -> Run:
+    def log(run_: Run, *done: Path) -> Run:
         print(json.dumps(_record(run_)), file=sys.stderr, flush=True)
+        for path in done:  # results (and their segment cache) no longer needed: disk space
+            shutil.rmtree(path, ignore_errors=True)
         return run_
 
     startups = {m: startup(m, cpus) for m, cpus in (("local[1]", {0}), ("local[2]", both))}
@@ -512,7 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, Run] = {}
     runs["audit"] = log(audit(one, now, limit))
     runs["scan local[1]"] = log(
-        scan("scan", one, "local[1]", {0}, results / "one-1", now, limit, fresh=True)
+        scan("scan", one, "local[1]", {0}, results / "one-1", now, limit, fresh=True),
+        results / "one-1",
     )
     runs["scan local[2]"] = log(
         scan("scan", one, "local[2]", both, results / "one-2", now, limit, fresh=True)
@@ -545,20 +550,24 @@ def main(argv: list[str] | None = None) -> int:
             now,
             limit,
             fresh=False,
-        )
+        ),
+        results / "all-2",
     )
     hot_data, hot_manifest = _cluster(args.hot_scale)
     memory = []
-    for segments in (int(n) for n in args.views.split(",")):
+    views = [int(n) for n in args.views.split(",")]
+    largest = views[-1]  # rescanned below
+    for segments in views:
         view = hot_view(hot_data, hot_manifest, segments, results / f"hot-{segments}")
         hot_now = hot_manifest["now_ms"]
         out = results / f"hot-{segments}-out"
         scanned = log(
-            scan(f"hot {segments}", [view], "local[2]", both, out, hot_now, limit, fresh=True)
+            scan(f"hot {segments}", [view], "local[2]", both, out, hot_now, limit, fresh=True),
+            *([out] if segments != largest else []),
         )
         audited = log(audit([view], hot_now, limit))
         memory.append((view, scanned, audited))
-    largest, (view, _, _) = max(int(n) for n in args.views.split(",")), memory[-1]
+    view = memory[-1][0]
     runs["hot scan local[2]"] = memory[-1][1]
     runs["hot rescan local[2]"] = log(
         scan(
@@ -570,7 +579,8 @@ def main(argv: list[str] | None = None) -> int:
             hot_manifest["now_ms"],
             limit,
             fresh=False,
-        )
+        ),
+        results / f"hot-{largest}-out",
     )
     full: list[Run] = []
     if not args.no_full:
@@ -589,7 +599,8 @@ def main(argv: list[str] | None = None) -> int:
                     full_now,
                     limit,
                     fresh=True,
-                )
+                ),
+                results / "full-2",
             )
         )
     command = f"python -m benchmarks.scan --scale {args.scale:g} --hot-scale {args.hot_scale:g}"
