@@ -1,6 +1,6 @@
 """Scan throughput: ``python -m benchmarks.scan`` (the Spark job against ``offsets-auditor audit``).
 
-On the benchmark cluster (``benchmarks/cluster.py``, generated unless present; ``--scale``):
+On the benchmark cluster (``benchmarks/cluster.py``, generated unless present):
 
 1. Spark's start-up, measured alone in a fresh process per master: importing the job, creating
    the session, the first trivial job (``spark.range(1).count()``), then the first job that
@@ -13,9 +13,17 @@ On the benchmark cluster (``benchmarks/cluster.py``, generated unless present; `
    same over the three brokers' log dirs. "scan s" is the job's own time from its manifest
    (``duration_seconds``: planning, both stages, the driver's conclusion and publishing); the
    rest of the wall time is Spark's start-up and shutdown and the interpreter's.
-4. Memory against the hot partition's size: a log dir holding only the hot partition's first
-   5, 10 and all 21 segments (hard links to the cluster's files, the last one as the active
-   segment, checkpoints to match), scanned with ``local[2]`` and audited.
+   These run on the cluster of ``--scale`` (default 0.2: 200,000 groups, about 1.1 GB per
+   broker): at scale 1 the scan's driver holds every committed offset several times over
+   (each log dir's report as JSON dicts, the table rows, Arrow) and needs more memory than this
+   machine has (item 5 shows it).
+4. Memory against the hot partition's size, on the cluster of ``--hot-scale`` (default 1): a log
+   dir holding only the hot partition's first 5, 10 and all 21 segments (hard links to the
+   cluster's files, the last one as the active segment, checkpoints to match), scanned with
+   ``local[2]`` and audited; the largest is rescanned with nothing changed (one big partition:
+   the production case, where the active segment is a small part).
+5. One broker of the cluster of ``--full-scale`` (default 1: a million groups), audited, then
+   scanned with ``local[2]`` under the memory ceiling (``--limit-gib``, default 14).
 
 Every run is a separate process, measured from outside (``benchmarks/measure.py``): wall time,
 CPU seconds of the whole process tree, and the peak resident set (``VmHWM``) of each process by

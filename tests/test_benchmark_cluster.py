@@ -151,3 +151,17 @@ def test_same_seed_same_bytes(tmp_path: Path) -> None:
             }
         )
     assert digests[0] == digests[1] and len(digests[0]) > 300
+
+
+def test_measure_sees_the_peak_of_a_process_and_its_children() -> None:
+    """``benchmarks/measure.py``, which the scan benchmark's memory numbers come from."""
+    from benchmarks.measure import run
+
+    child = "import time; x = bytearray(96 << 20); x[::4096] = b'1' * len(x[::4096]); time.sleep(1)"
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}])"
+    measured = run([sys.executable, "-c", parent], interval=0.05)
+    assert measured.returncode == 0
+    roles = sorted(role for role, _ in measured.peaks.values())
+    assert roles == ["driver", "other"]
+    assert measured.peak("other") >= 96 << 20 > measured.peak("driver")
+    assert measured.cpu_seconds > 0
