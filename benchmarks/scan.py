@@ -10,9 +10,8 @@ On the benchmark cluster (``benchmarks/cluster.py``, generated unless present):
 3. ``offsets-auditor scan`` of the same log dir: ``--master local[1]`` pinned to one core (the
    JVM, the driver and the workers share it), ``local[2]`` on both, each into an empty results
    dir; then again into the same results dir with nothing changed (the segment cache); then the
-   same over the three brokers' log dirs. "scan s" is the job's own time from its manifest
-   (``duration_seconds``: planning, both stages, the driver's conclusion and publishing); the
-   rest of the wall time is Spark's start-up and shutdown and the interpreter's.
+   same over the three brokers' log dirs. "job s" is the wall time less Spark's start-up and
+   stop as measured alone (1.): everything the scan does itself, publishing included.
    These run on the cluster of ``--scale`` (default 0.2: 200,000 groups, about 1.1 GB per
    broker): at scale 1 the scan's driver holds every committed offset several times over
    (each log dir's report as JSON dicts, the table rows, Arrow) and needs more memory than this
@@ -88,16 +87,26 @@ class Run:
     bytes: int
     records: int
     manifest: dict[str, Any] | None = None
+    #: Spark's start-up and stop, measured alone for this master (import, session, stop): 0 for
+    #: ``audit``
+    spark_seconds: float = 0.0
+    log_dirs: int = 1
 
     @property
     def ok(self) -> bool:
         return self.measured.returncode in (0, 1, 2) and not self.measured.killed_at_limit
 
     @property
-    def scan_seconds(self) -> float:
-        if self.manifest is None:
-            return self.measured.wall_seconds
-        return float(self.manifest["duration_seconds"])
+    def job_seconds(self) -> float:
+        """The wall time less Spark's start-up and stop: everything the scan does itself,
+        publishing included (``audit``: its wall time)."""
+        return self.measured.wall_seconds - self.spark_seconds
+
+    @property
+    def manifest_seconds(self) -> float | None:
+        """The manifest's ``duration_seconds``: planning, both Spark stages and the driver's
+        conclusion, not the Arrow tables, the reports' JSON and Parquet written after it."""
+        return None if self.manifest is None else float(self.manifest["duration_seconds"])
 
 
 # -- inputs --------------------------------------------------------------------------------------
@@ -207,6 +216,7 @@ def scan(
     limit: int,
     *,
     fresh: bool,
+    spark_seconds: float = 0.0,
 ) -> Run:
     if fresh and out.exists():
         shutil.rmtree(out)
@@ -227,6 +237,8 @@ def scan(
         sum(b["bytes"] for b in brokers),
         sum(b["records"] for b in brokers),
         manifest,
+        spark_seconds,
+        len(brokers),
     )
 
 
@@ -239,31 +251,32 @@ def _mib(n: int) -> str:
 
 def throughput_table(runs: list[Run]) -> str:
     lines = [
-        "| run | master | input GB | records | wall s | scan s | start-up + stop s"
-        " | MB/s | records/s | CPU s | segments read / reused"
+        "| run | master | input GB | records | wall s | Spark start-up + stop s | job s"
+        " | of which before publishing s | MB/s | records/s | CPU s | segments read / reused"
         " | peak RSS MiB: driver | JVM | worker (max) | workers together |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
         m = r.measured
+        spark = f"{r.spark_seconds:.1f}" if r.spark_seconds else "-"
         if not r.ok:
             why = "killed at the memory ceiling" if m.killed_at_limit else f"exit {m.returncode}"
             lines.append(
                 f"| {r.name} | {r.master} | {r.bytes / 1e9:.2f} | {r.records:,}"
-                f" | {m.wall_seconds:.1f} | failed: {why} | | | | {m.cpu_seconds:.1f} | |"
-                f" {_mib(m.peak('driver'))} | {_mib(m.peak('jvm'))} | {_mib(m.peak('worker'))}"
-                f" | {_mib(m.workers_together)} |"
+                f" | {m.wall_seconds:.1f} | {spark} | failed: {why} | | | | {m.cpu_seconds:.1f}"
+                f" | | {_mib(m.peak('driver'))} | {_mib(m.peak('jvm'))}"
+                f" | {_mib(m.peak('worker'))} | {_mib(m.workers_together)} |"
             )
             continue
-        seconds = r.scan_seconds
-        reuse = "-"
+        seconds = r.job_seconds
+        reuse, before = "-", "-"
         if r.manifest is not None:
             used = r.manifest["reuse"]
             reuse = f"{used['segments_read']} / {used['segments_reused']}"
-        overhead = f"{m.wall_seconds - seconds:.1f}" if r.manifest is not None else "-"
+            before = f"{r.manifest_seconds:.1f}"
         lines.append(
             f"| {r.name} | {r.master} | {r.bytes / 1e9:.2f} | {r.records:,}"
-            f" | {m.wall_seconds:.1f} | {seconds:.1f} | {overhead}"
+            f" | {m.wall_seconds:.1f} | {spark} | {seconds:.1f} | {before}"
             f" | {r.bytes / 1e6 / seconds:,.1f} | {r.records / seconds:,.0f}"
             f" | {m.cpu_seconds:.1f} | {reuse}"
             f" | {_mib(m.peak('driver'))} | {_mib(m.peak('jvm'))} | {_mib(m.peak('worker'))}"
@@ -287,13 +300,13 @@ def startup_table(rows: dict[str, dict[str, float]]) -> str:
 
 def memory_table(rows: list[tuple[dict[str, Any], Run, Run]]) -> str:
     lines = [
-        "| hot partition | segments | records | scan s | scan peak RSS MiB: worker (max)"
+        "| hot partition | segments | records | scan job s | scan peak RSS MiB: worker (max)"
         " | workers together | JVM | driver | audit s | audit peak RSS MiB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for view, s, a in rows:
         m = s.measured
-        scan_seconds = f"{s.scan_seconds:.1f}" if s.ok else f"failed (exit {m.returncode})"
+        scan_seconds = f"{s.job_seconds:.1f}" if s.ok else f"failed (exit {m.returncode})"
         lines.append(
             f"| {view['bytes'] / GiB:.2f} GiB | {view['segments']} | {view['records']:,}"
             f" | {scan_seconds} | {_mib(m.peak('worker'))} | {_mib(m.workers_together)}"
@@ -307,7 +320,7 @@ def memory_table(rows: list[tuple[dict[str, Any], Run, Run]]) -> str:
 
 
 def _rate(r: Run) -> float:
-    return r.bytes / 1e6 / r.scan_seconds
+    return r.bytes / 1e6 / r.job_seconds
 
 
 def targets(
@@ -337,13 +350,13 @@ def targets(
     ):
         if first in runs and again in runs and runs[first].ok and runs[again].ok:
             a, b = runs[first], runs[again]
-            speedup = a.scan_seconds / b.scan_seconds
-            assert a.manifest is not None and b.manifest is not None
+            speedup = a.job_seconds / b.job_seconds
+            assert b.manifest is not None
             reuse = b.manifest["reuse"]
             lines.append(
                 f"- **No-change rescan at least 20x faster than the first scan**"
-                f" ({len(a.manifest['inputs'])} log dir(s), {a.bytes / 1e9:.2f} GB): scan s"
-                f" {a.scan_seconds:.1f} -> {b.scan_seconds:.1f}, {speedup:.1f}x:"
+                f" ({a.log_dirs} log dir(s), {a.bytes / 1e9:.2f} GB, `local[2]`): job s (without"
+                f" Spark's start-up) {a.job_seconds:.1f} -> {b.job_seconds:.1f}, {speedup:.1f}x:"
                 f" **{'met' if speedup >= 20 else 'NOT met'}**. The rescan read"
                 f" {reuse['segments_read']} segments again ({reuse['bytes_read'] / 1e9:.2f} GB:"
                 f" the active ones, which are never reused) and reused {reuse['segments_reused']}"
@@ -368,7 +381,8 @@ def targets(
         a, s = full
         m = s.measured
         outcome = (
-            f"finished in {m.wall_seconds:.1f} s wall ({s.scan_seconds:.1f} s scan)"
+            f"finished in {m.wall_seconds:.1f} s wall ({s.job_seconds:.1f} s without Spark's"
+            " start-up)"
             if s.ok
             else (
                 f"was killed at the {_mib(m.tree_together)} MiB memory ceiling after"
@@ -423,11 +437,15 @@ def section(
         f" Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.\n\n"
         f"- Throughput and rescans: {describe(manifest)}.\n"
         f"- Memory runs and the full-scale attempt: {describe(hot_manifest)}.\n\n"
-        "Every run found the data in the page cache (read once before each run)."
-        ' "scan s": the job\'s own time (manifest `duration_seconds`: planning, both Spark'
-        " stages, the driver's conclusion and publishing); MB/s (10^6 bytes) and records/s from"
-        ' it; "start-up + stop s": the rest of the wall time. CPU s: the whole process tree.'
-        " Peak RSS: `VmHWM` of each process, polled from `/proc` (`benchmarks/measure.py`):"
+        'Every run found the data in the page cache (read once before each run). "Spark'
+        ' start-up + stop s": session creation until the first trivial job completes, plus'
+        ' `spark.stop()`, measured alone for that master (table below); "job s": the wall time'
+        " less that, so everything the scan does itself, publishing included; MB/s (10^6 bytes)"
+        ' and records/s from it. "of which before publishing": the manifest\'s'
+        " `duration_seconds` (planning, both Spark stages, the driver's conclusion; not the"
+        " Arrow tables, each log dir's report as JSON and the Parquet written after it)."
+        " CPU s: the whole process tree. Peak RSS: `VmHWM` of each process, polled from `/proc`"
+        " (`benchmarks/measure.py`):"
         " the Python driver, the JVM (driver and executor in local mode), the largest Python"
         " worker (where the executors' code runs: stage A per segment, stage B per partition),"
         " and the largest sum of the workers' resident sets at one time. `local[1]` and"
@@ -467,7 +485,9 @@ def _record(run_: Run) -> dict[str, Any]:
         "returncode": m.returncode,
         "killed_at_limit": m.killed_at_limit,
         "wall_seconds": m.wall_seconds,
-        "scan_seconds": run_.scan_seconds,
+        "manifest_seconds": run_.manifest_seconds,
+        "spark_seconds": run_.spark_seconds,
+        "log_dirs": run_.log_dirs,
         "cpu_seconds": m.cpu_seconds,
         "peaks": {role: m.peak(role) for role in ("driver", "jvm", "daemon", "worker")},
         "workers": m.count("worker"),
@@ -476,6 +496,11 @@ def _record(run_: Run) -> dict[str, Any]:
         "reuse": None if run_.manifest is None else run_.manifest["reuse"],
         "stderr_tail": m.stderr[-3000:] if not run_.ok else "",
     }
+
+
+def spark_cost(startup: dict[str, float]) -> float:
+    """Spark's start-up (session creation until the first trivial job completes) and stop."""
+    return startup["session"] + startup["first_job"] + startup["stop"]
 
 
 def _cluster(scale: float) -> tuple[Path, dict[str, Any]]:
@@ -505,7 +530,12 @@ def main(argv: list[str] | None = None) -> int:
         "--limit-gib", type=float, default=14, help="kill a run whose processes pass this RSS"
     )
     parser.add_argument("--no-readme", action="store_true", help="only print the tables")
+    parser.add_argument(
+        "--from-json", type=Path, help="only render a run's benchmark.json (no measuring)"
+    )
     args = parser.parse_args(argv)
+    if args.from_json:
+        return from_json(args, args.from_json)
     _, manifest = _cluster(args.scale)
     now, brokers, limit = manifest["now_ms"], manifest["brokers"], int(args.limit_gib * GiB)
     results = args.results
@@ -513,6 +543,8 @@ def main(argv: list[str] | None = None) -> int:
     both = {0, 1} if (os.cpu_count() or 1) > 1 else {0}
 
     def log(run_: Run, *done: Path) -> Run:
+        if run_.master in startups:
+            run_.spark_seconds = spark_cost(startups[run_.master])
         print(json.dumps(_record(run_)), file=sys.stderr, flush=True)
         for path in done:  # results (and their segment cache) no longer needed: disk space
             shutil.rmtree(path, ignore_errors=True)
@@ -611,18 +643,6 @@ def main(argv: list[str] | None = None) -> int:
                 results / "full-2",
             )
         )
-    command = f"python -m benchmarks.scan --scale {args.scale:g} --hot-scale {args.hot_scale:g}"
-    text = section(
-        command,
-        manifest,
-        hot_manifest,
-        startups,
-        runs,
-        memory,
-        full,
-        limit,
-        targets(runs, memory, full),
-    )
     (results / "benchmark.json").write_text(
         json.dumps(
             {
@@ -636,10 +656,72 @@ def main(argv: list[str] | None = None) -> int:
             indent=1,
         )
     )
+    return render(args, manifest, hot_manifest, startups, runs, memory, full)
+
+
+def render(
+    args: argparse.Namespace,
+    manifest: dict[str, Any],
+    hot_manifest: dict[str, Any],
+    startups: dict[str, dict[str, float]],
+    runs: dict[str, Run],
+    memory: list[tuple[dict[str, Any], Run, Run]],
+    full: list[Run],
+) -> int:
+    command = f"python -m benchmarks.scan --scale {args.scale:g} --hot-scale {args.hot_scale:g}"
+    limit = int(args.limit_gib * GiB)
+    verdicts = targets(runs, memory, full)
+    text = section(command, manifest, hot_manifest, startups, runs, memory, full, limit, verdicts)
     print(text)
     if not args.no_readme:
         write_readme(text)
     return 0
+
+
+def _load_run(record: dict[str, Any], startups: dict[str, dict[str, float]]) -> Run:
+    """A run as ``benchmark.json`` kept it (the peaks by role, the manifest's reuse)."""
+    measured = Measured(
+        record["returncode"],
+        record["wall_seconds"],
+        record["cpu_seconds"],
+        "",
+        record.get("stderr_tail", ""),
+    )
+    measured.peaks = {i: (role, v) for i, (role, v) in enumerate(record["peaks"].items()) if v}
+    measured.workers_together = record["workers_together"]
+    measured.tree_together = record["tree_together"]
+    measured.killed_at_limit = record["killed_at_limit"]
+    manifest = None
+    if record["reuse"] is not None:
+        seconds = record.get("manifest_seconds", record.get("scan_seconds"))
+        manifest = {"duration_seconds": seconds, "reuse": record["reuse"]}
+    master = record["master"]
+    return Run(
+        record["name"],
+        master,
+        measured,
+        record["bytes"],
+        record["records"],
+        manifest,
+        spark_cost(startups[master]) if master in startups else 0.0,
+        record.get("log_dirs") or (3 if "3 brokers" in record["name"] else 1),
+    )
+
+
+def from_json(args: argparse.Namespace, path: Path) -> int:
+    """The section again from a run's ``benchmark.json`` (same scales), nothing measured."""
+    data = json.loads(path.read_text())
+    startups = data["startups"]
+    runs = {k: _load_run(v, startups) for k, v in data["runs"].items()}
+    memory = [
+        (m["view"], _load_run(m["scan"], startups), _load_run(m["audit"], startups))
+        for m in data["memory"]
+    ]
+    runs["hot scan local[2]"] = memory[-1][1]
+    full = [_load_run(r, startups) for r in data["full"]]
+    _, manifest = _cluster(args.scale)
+    _, hot_manifest = _cluster(args.hot_scale)
+    return render(args, manifest, hot_manifest, startups, runs, memory, full)
 
 
 if __name__ == "__main__":
