@@ -97,6 +97,17 @@ class Run:
         return self.measured.returncode in (0, 1, 2) and not self.measured.killed_at_limit
 
     @property
+    def cause(self) -> str:
+        """Why a run failed, as the JVM or the CLI said it (the deepest cause, shortened)."""
+        lines = [line.strip() for line in self.measured.stderr.splitlines()]
+        for marker in ("Caused by: ", "offsets-auditor scan: ", "Error"):
+            found = [line for line in lines if marker in line and not line.startswith("at ")]
+            if found:
+                text = found[0].split(marker, 1)[-1] if marker.endswith(": ") else found[0]
+                return text[:200]
+        return ""
+
+    @property
     def job_seconds(self) -> float:
         """The wall time less Spark's start-up and stop: everything the scan does itself,
         publishing included (``audit``: its wall time)."""
@@ -170,8 +181,24 @@ def _python(*args: str) -> list[str]:
     return [sys.executable, *args]
 
 
+#: The environment of the Spark runs: ``spark_env(memory)`` sets it.
+SPARK_ENV: dict[str, str] | None = None
+
+
+def spark_env(driver_memory: str | None) -> None:
+    """In local mode the executors run in the driver's JVM: ``--driver-memory`` (Spark's
+    default 1g, which also caps the JVM's direct memory, where Arrow batches live) through
+    ``PYSPARK_SUBMIT_ARGS``, which pyspark passes to the ``spark-submit`` that starts the JVM."""
+    global SPARK_ENV
+    SPARK_ENV = None
+    if driver_memory:
+        SPARK_ENV = dict(
+            os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell"
+        )
+
+
 def startup(master: str, cpus: set[int]) -> dict[str, float]:
-    measured = run(_python("-c", STARTUP, master), cpus=cpus)
+    measured = run(_python("-c", STARTUP, master), cpus=cpus, env=SPARK_ENV)
     if measured.returncode != 0:
         raise RuntimeError(f"Spark start-up failed: {measured.stderr[-2000:]}")
     timings: dict[str, float] = json.loads(measured.stdout.strip().splitlines()[-1])
@@ -224,7 +251,7 @@ def scan(
     command = _python("-m", "offsets_auditor.cli.main", "scan", *(b["log_dir"] for b in brokers))
     command += ["--out", str(out), "--master", master, "--now", str(now_ms)]
     command += ["--broker-config", brokers[0]["server_properties"]]
-    measured = run(command, cpus=cpus, limit_bytes=limit)
+    measured = run(command, cpus=cpus, limit_bytes=limit, env=SPARK_ENV)
     manifest = None
     latest = out / "LATEST"
     if measured.returncode in (0, 1, 2) and latest.exists():
@@ -260,7 +287,11 @@ def throughput_table(runs: list[Run]) -> str:
         m = r.measured
         spark = f"{r.spark_seconds:.1f}" if r.spark_seconds else "-"
         if not r.ok:
-            why = "killed at the memory ceiling" if m.killed_at_limit else f"exit {m.returncode}"
+            why = (
+                "killed at the memory ceiling"
+                if m.killed_at_limit
+                else f"exit {m.returncode}: {r.cause}"
+            )
             lines.append(
                 f"| {r.name} | {r.master} | {r.bytes / 1e9:.2f} | {r.records:,}"
                 f" | {m.wall_seconds:.1f} | {spark} | failed: {why} | | | | {m.cpu_seconds:.1f}"
@@ -494,6 +525,7 @@ def _record(run_: Run) -> dict[str, Any]:
         "workers_together": m.workers_together,
         "tree_together": m.tree_together,
         "reuse": None if run_.manifest is None else run_.manifest["reuse"],
+        "cause": run_.cause if not run_.ok else "",
         "stderr_tail": m.stderr[-3000:] if not run_.ok else "",
     }
 
@@ -529,6 +561,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--limit-gib", type=float, default=14, help="kill a run whose processes pass this RSS"
     )
+    parser.add_argument(
+        "--driver-memory", help="Spark's driver (and, in local mode, executor) JVM memory"
+    )
     parser.add_argument("--no-readme", action="store_true", help="only print the tables")
     parser.add_argument(
         "--from-json", type=Path, help="only render a run's benchmark.json (no measuring)"
@@ -536,6 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.from_json:
         return from_json(args, args.from_json)
+    spark_env(args.driver_memory)
     _, manifest = _cluster(args.scale)
     now, brokers, limit = manifest["now_ms"], manifest["brokers"], int(args.limit_gib * GiB)
     results = args.results
@@ -669,6 +705,8 @@ def render(
     full: list[Run],
 ) -> int:
     command = f"python -m benchmarks.scan --scale {args.scale:g} --hot-scale {args.hot_scale:g}"
+    if args.driver_memory:
+        command += f" --driver-memory {args.driver_memory}"
     limit = int(args.limit_gib * GiB)
     verdicts = targets(runs, memory, full)
     text = section(command, manifest, hot_manifest, startups, runs, memory, full, limit, verdicts)
@@ -685,7 +723,7 @@ def _load_run(record: dict[str, Any], startups: dict[str, dict[str, float]]) -> 
         record["wall_seconds"],
         record["cpu_seconds"],
         "",
-        record.get("stderr_tail", ""),
+        record.get("cause") or record.get("stderr_tail", ""),
     )
     measured.peaks = {i: (role, v) for i, (role, v) in enumerate(record["peaks"].items()) if v}
     measured.workers_together = record["workers_together"]
