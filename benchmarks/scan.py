@@ -395,18 +395,24 @@ def targets(
                 f" {a.measured.wall_seconds:.1f} -> {b.measured.wall_seconds:.1f} s"
                 f" ({a.measured.wall_seconds / b.measured.wall_seconds:.1f}x)."
             )
-    if len(memory) >= 2:
-        (v0, s0, _), (v1, s1, _) = memory[0], memory[-1]
+    done = [(v, r) for v, r, _ in memory if r.ok]
+    failed = [(v, r) for v, r, _ in memory if not r.ok]
+    if len(done) >= 2:
+        (v0, s0), (v1, s1) = done[0], done[-1]
         w0, w1 = s0.measured.peak("worker"), s1.measured.peak("worker")
         j0, j1 = s0.measured.peak("jvm"), s1.measured.peak("jvm")
         slope = (w1 - w0) / 1048576 / ((v1["bytes"] - v0["bytes"]) / GiB)
-        bounded = w1 < w0 * 1.15
+        bounded = w1 < w0 * 1.15 and not failed
         lines.append(
             f"- **Executor memory bounded whatever the size**: the largest Python worker peaked"
             f" at {_mib(w0)} MiB with a {v0['bytes'] / GiB:.2f} GiB hot partition and at"
             f" {_mib(w1)} MiB with {v1['bytes'] / GiB:.2f} GiB ({slope:,.0f} MiB more per GiB"
             f" of partition); the JVM {_mib(j0)} -> {_mib(j1)} MiB: "
             + ("**met** (bounded)." if bounded else "**NOT met**: it grows with the partition.")
+        )
+    for v, r in failed:
+        lines.append(
+            f"  The scan of the {v['bytes'] / GiB:.2f} GiB hot partition failed: {r.cause}."
         )
     if len(full) == 2:
         a, s = full
@@ -419,7 +425,7 @@ def targets(
                 f"was killed at the {_mib(m.tree_together)} MiB memory ceiling after"
                 f" {m.wall_seconds:.1f} s"
                 if m.killed_at_limit
-                else f"failed (exit {m.returncode}) after {m.wall_seconds:.1f} s"
+                else f"failed after {m.wall_seconds:.1f} s (exit {m.returncode}: {s.cause})"
             )
         )
         lines.append(
