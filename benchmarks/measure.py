@@ -134,6 +134,17 @@ def _role(pid: int, root: int, parent_role: str | None, argv: Sequence[str]) -> 
     return "other"
 
 
+def _wait_gone(pids: set[int], timeout: float = 60.0) -> None:
+    """Wait until the command's descendants have exited too (a JVM may outlive the Python
+    driver by a few seconds), so that the next run does not share the CPUs with them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = {pid for pid in pids if (status := _stat(pid)) is not None and status[0] != "Z"}
+        if not alive:
+            return
+        time.sleep(0.1)
+
+
 def run(
     command: Sequence[str],
     *,
@@ -201,6 +212,7 @@ def run(
     out, err = process.communicate()
     done.set()
     poller.join()
+    _wait_gone(set(roles) - {process.pid})
     result.wall_seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -614,7 +614,8 @@ def main(argv: list[str] | None = None) -> int:
             now,
             limit,
             fresh=False,
-        )
+        ),
+        results / "one-2",
     )
     runs["cluster audit"] = log(audit(brokers, now, limit))
     runs["cluster scan local[2]"] = log(
