@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,7 @@ def publish(
     os.replace(latest_tmp, results / published.LATEST)
     _fsync_dir(results)
     prune_runs(results, keep)
+    prune_leftovers(results)
     return final
 
 
@@ -86,6 +88,33 @@ def prune_runs(results: Path, keep: int) -> list[str]:
     removed = [r for r in runs[: max(len(runs) - keep, 0)] if r != latest]
     for run_id in removed:
         shutil.rmtree(results / published.RUNS / run_id, ignore_errors=True)
+    return removed
+
+
+#: A run still in ``.staging`` after this long was left by a scan that was killed.
+STALE_SECONDS = 6 * 3600
+
+
+def prune_leftovers(results: Path, now: float | None = None) -> list[Path]:
+    """Remove what killed scans left behind: staging dirs and ``LATEST`` temporaries older than
+    ``STALE_SECONDS`` (a scan running now, into the same results, keeps its own)."""
+    now = time.time() if now is None else now
+    candidates = [
+        *((results / published.STAGING).glob("*")),
+        *results.glob(f".{published.LATEST}.*.tmp"),
+    ]
+    removed = []
+    for path in candidates:
+        try:
+            if now - path.stat().st_mtime < STALE_SECONDS:
+                continue
+        except FileNotFoundError:
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
     return removed
 
 

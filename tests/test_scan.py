@@ -24,7 +24,11 @@ from spark_jobs.scan import ScanOptions, ScanResult, run_scan
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).parent / "fixtures"
-LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs"))
+#: the project's fixtures, and the shared ones next to the checkout when present
+SHARED = Path(__file__).resolve().parents[2] / "shared/fixtures"
+LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs")) + sorted(
+    SHARED.glob("kafka-*/*/kafka-logs")
+)
 NOW_MS = 1_790_000_000_000
 #: findings only a scan of several log dirs makes
 ACROSS_LOG_DIRS = {"duplicate-broker-id", "replica-divergence"}
@@ -64,12 +68,34 @@ def without_across(report: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "index", range(len(LOG_DIRS)), ids=[str(d.parent.relative_to(FIXTURES)) for d in LOG_DIRS]
+    "index", range(len(LOG_DIRS)), ids=["/".join(d.parts[-4:-1]) for d in LOG_DIRS]
 )
 def test_each_log_dir_reads_as_audit_reads_it(everything: ScanResult, index: int) -> None:
+    """The scan's report of each log dir is audit's, and so are its published rows."""
     scanned = everything.reports[index]
     assert scanned["brokers"][0]["log_dir"] == str(LOG_DIRS[index])
-    assert without_across(scanned) == without_across(audit_report(LOG_DIRS[index]))
+    expected = audit_report(LOG_DIRS[index])
+    assert without_across(scanned) == without_across(expected)
+    for table in ("partitions", "groups", "indexes", "findings"):
+        rows = [
+            r
+            for r in pq.read_table(everything.run_dir / f"{table}.parquet").to_pylist()
+            if r["input"] == index and r.get("kind") not in ACROSS_LOG_DIRS
+        ]
+        columns = [c for c, _ in published.TABLES[table] if not c.startswith("unknown_record")]
+        wanted = [
+            {c: _parquet(r.get(c)) for c in columns}
+            for r in published.ROWS[table](index, expected)
+            if r.get("kind") not in ACROSS_LOG_DIRS
+        ]
+        assert [{c: r[c] for c in columns} for r in rows] == wanted, table
+
+
+def _parquet(value: Any) -> Any:
+    """A value as it reads back from Parquet (surrogate-escaped names come back escaped)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def test_the_run_is_published_whole(everything: ScanResult) -> None:
