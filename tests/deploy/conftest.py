@@ -1,0 +1,40 @@
+"""Fixtures of the deploy/ checks: the project's generators (scripts/deploy/) and Debian's
+Prometheus tools, unpacked by scripts/tools/prometheus.sh into .tools/ (git-ignored)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+
+
+def deploy_script(name: str) -> ModuleType:
+    """A module of scripts/deploy/ (they are scripts, not a package)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "deploy" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def prometheus_bin() -> Path:
+    """The dir holding Debian's prometheus, promtool, prometheus-alertmanager and amtool."""
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "tools" / "prometheus.sh")],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return Path(done.stdout.strip().splitlines()[-1])
