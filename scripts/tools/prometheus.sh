@@ -49,8 +49,21 @@ for p in "${PACKAGES[@]}"; do
     want="$want$p=$v "
 done
 
+SYSTEM_SHARE=/usr/share/prometheus/alertmanager
+LINK=/tmp/.offsets-auditor-alertmanager # as long as SYSTEM_SHARE
+link_share() {
+    if [ "$(readlink "$LINK" 2>/dev/null)" != "$dest$SYSTEM_SHARE" ]; then
+        rm -f "$LINK" 2>/dev/null || true
+        ln -s "$dest$SYSTEM_SHARE" "$LINK" || {
+            echo "scripts/tools/prometheus.sh: cannot link $LINK to $dest$SYSTEM_SHARE" >&2
+            exit 1
+        }
+    fi
+}
+
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
     && [ -x "$dest/usr/bin/promtool" ] && [ -x "$dest/usr/bin/prometheus-alertmanager" ]; then
+    link_share
     echo "$dest/usr/bin"
     exit 0
 fi
@@ -72,6 +85,21 @@ for p in "${PACKAGES[@]}"; do
     fi
     dpkg-deb -x "$deb" "$dest"
 done
+# Debian's alertmanager reads its default notification templates from the fixed path
+# /usr/share/prometheus/alertmanager (no flag changes it) and exits without them. Unpacked here,
+# they are under $dest: the binary's copy of that path is replaced by a path of the same length
+# in /tmp, a symlink to $dest's (made below on every run). An apt-installed package needs none
+# of this.
+python3 - "$dest/usr/bin/prometheus-alertmanager" "$SYSTEM_SHARE" "$LINK" <<'PY'
+import sys
+path, old, new = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+assert len(old) == len(new), (old, new)
+data = open(path, "rb").read()
+if data.count(old) == 0:
+    sys.exit(f"{path}: {old!r} not found")
+open(path, "wb").write(data.replace(old, new))
+PY
 "$dest/usr/bin/promtool" --version >/dev/null
 echo "$want" >"$stamp"
+link_share
 echo "$dest/usr/bin"

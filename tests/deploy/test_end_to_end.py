@@ -13,7 +13,6 @@ evaluation intervals (30s -> 1s, so the test takes seconds) and the rule file's 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import socket
@@ -35,6 +34,7 @@ pytestmark = pytest.mark.slow
 
 GUIDE = ROOT / "docs" / "operators-guide.md"
 PORTS = ("8080", "9090", "9093")
+PROMETHEUS_YML = "deploy/prometheus/prometheus.yml"
 
 
 def guide_commands() -> list[list[str]]:
@@ -103,30 +103,18 @@ class Stack:
         return f"http://127.0.0.1:{self.ports[port]}"
 
     def adapt(self, command: list[str]) -> list[str]:
-        """The guide's command with this run's ports and dirs."""
+        """The guide's command with this run's ports and dirs (it runs from the repository's
+        root, as the guide's commands do)."""
         out = []
         for word in command:
             for port, mine in self.ports.items():
                 word = re.sub(rf"(?<![0-9]){port}(?![0-9])", mine, word)
-            word = word.replace("=prometheus-data", f"={self.tmp / 'prometheus-data'}")
-            word = word.replace("=alertmanager-data", f"={self.tmp / 'alertmanager-data'}")
-            if word == "deploy/prometheus/prometheus.yml" or word.endswith(
-                "=" + "deploy/prometheus/prometheus.yml"
-            ):
-                word = word.replace(
-                    "deploy/prometheus/prometheus.yml", str(self.prometheus_config())
-                )
-            if word == "deploy/prometheus/alertmanager.yml" or word.endswith(
-                "=deploy/prometheus/alertmanager.yml"
-            ):
-                word = word.replace(
-                    "deploy/prometheus/alertmanager.yml",
-                    str(ROOT / "deploy/prometheus/alertmanager.yml"),
-                )
-            out.append(word)
+            for data in ("prometheus-data", "alertmanager-data"):
+                word = word.replace(f"={data}", f"={self.tmp / data}")
+            word = word.replace(f"={PROMETHEUS_YML}", f"={self.prometheus_config()}")
+            out.append(str(self.tmp / "results") if word == "results" else word)
         if out[0] == "offsets-auditor":
             out[0] = str(VENV_BIN / "offsets-auditor")
-            out = [str(self.tmp / "results") if w == "results" else w for w in out]
         else:
             out[0] = str(self.bin / out[0])
         return out
@@ -163,30 +151,55 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(
-    serve_command: Path, prometheus_bin: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
+def stack(prometheus_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Alertmanager and Prometheus started with the guide's commands (the service comes next)."""
     s = Stack(tmp_path_factory.mktemp("e2e"), prometheus_bin)
-    scan, serve, alertmanager, prometheus = (s.adapt(c) for c in guide_commands())
-    env = {**os.environ}
-    done = subprocess.run(scan, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
-    # exit status 2: critical findings, as this fixture has
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "published run" in done.stdout
+    _, _, alertmanager, prometheus = (s.adapt(c) for c in guide_commands())
     try:
-        s.start("serve", serve)
         s.start("alertmanager", alertmanager)
         s.start("prometheus", prometheus)
-        for port, path in (("8080", "/readyz"), ("9093", "/-/ready"), ("9090", "/-/ready")):
+        for port in ("9093", "9090"):
             wait_for(
-                f"{s.url(port)}{path}",
-                lambda port=port, path=path: get(s.url(port) + path) is not None,
+                f"{s.url(port)}/-/ready",
+                lambda port=port: get(s.url(port) + "/-/ready") is not None,
                 60,
                 s.procs,
             )
         yield s
     finally:
         s.stop()
+
+
+@pytest.fixture(scope="module")
+def served(stack: Stack, serve_command: Path) -> Stack:
+    """The guide's scan of the fixture, and the service serving it to that Prometheus."""
+    scan, serve, _, _ = (stack.adapt(c) for c in guide_commands())
+    done = subprocess.run(scan, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    # exit status 2: critical findings, as this fixture has
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "published run" in done.stdout
+    stack.start("serve", serve)
+    wait_for(
+        "the service's /readyz",
+        lambda: get(stack.url("8080") + "/readyz") is not None,
+        60,
+        stack.procs,
+    )
+    return stack
+
+
+def test_prometheus_loads_the_rules_and_finds_alertmanager(stack: Stack) -> None:
+    groups = get(f"{stack.url('9090')}/api/v1/rules")["data"]["groups"]
+    rules = [r for g in groups for r in g["rules"]]
+    assert len(rules) == 18
+    assert all(r["health"] in ("ok", "unknown") for r in rules), rules
+
+    def alertmanagers() -> list[str]:
+        answer = get(f"{stack.url('9090')}/api/v1/alertmanagers")
+        return [a["url"] for a in answer["data"]["activeAlertmanagers"]]
+
+    active = wait_for("Prometheus to find Alertmanager", alertmanagers, 30, stack.procs)
+    assert active == [f"{stack.url('9093')}/api/v2/alerts"]
 
 
 def query(s: Stack, expr: str) -> list[dict[str, Any]]:
@@ -196,7 +209,9 @@ def query(s: Stack, expr: str) -> list[dict[str, Any]]:
     return result
 
 
-def test_prometheus_scrapes_the_service(stack: Stack) -> None:
+def test_prometheus_scrapes_the_service(served: Stack) -> None:
+    stack = served
+
     def up() -> Any:
         targets = get(f"{stack.url('9090')}/api/v1/targets")["data"]["activeTargets"]
         return [t for t in targets if t["health"] == "up"]
@@ -205,7 +220,9 @@ def test_prometheus_scrapes_the_service(stack: Stack) -> None:
     assert target["labels"]["job"] == "offsets-auditor"
 
 
-def test_thread_death_alert_fires_and_reaches_alertmanager(stack: Stack) -> None:
+def test_thread_death_alert_fires_and_reaches_alertmanager(served: Stack) -> None:
+    stack = served
+
     def firing() -> list[dict[str, Any]]:
         alerts = get(f"{stack.url('9090')}/api/v1/alerts")["data"]["alerts"]
         return [
@@ -233,7 +250,9 @@ def test_thread_death_alert_fires_and_reaches_alertmanager(stack: Stack) -> None
     assert received["labels"]["severity"] == "critical"
 
 
-def test_blocked_alert_fires_for_partition_3(stack: Stack) -> None:
+def test_blocked_alert_fires_for_partition_3(served: Stack) -> None:
+    stack = served
+
     def firing() -> list[dict[str, Any]]:
         alerts = get(f"{stack.url('9090')}/api/v1/alerts")["data"]["alerts"]
         return [
@@ -246,7 +265,8 @@ def test_blocked_alert_fires_for_partition_3(stack: Stack) -> None:
     assert alert["labels"]["partition"] == "3"
 
 
-def test_every_dashboard_query_returns_data(stack: Stack) -> None:
+def test_every_dashboard_query_returns_data(served: Stack) -> None:
+    stack = served
     queries = panel_queries()
     assert len(queries) >= 20
 
