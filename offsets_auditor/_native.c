@@ -603,6 +603,8 @@ typedef struct {
     int64_t *job_rows;
     int64_t n_jobs;
     int64_t jobs_capacity;
+    /* 0: leave the digest column zero (readers that never look at it: dump, the summary) */
+    int digests;
 } Reader;
 
 static PyTypeObject ReaderType;
@@ -671,6 +673,10 @@ reader_reserve(Reader *rd, int64_t records)
 static int
 reader_job(Reader *rd, const unsigned char *key, int64_t len, int64_t row)
 {
+    if (!rd->digests) {
+        memset(rd->r.digest[row].b, 0, sizeof rd->r.digest[row].b);
+        return 0;
+    }
     if (rd->n_jobs == rd->jobs_capacity) {
         int64_t more = rd->jobs_capacity ? rd->jobs_capacity * 2 : 1024;
         Md5Job *jobs = (Md5Job *)PyMem_Realloc(rd->jobs, (size_t)more * sizeof(Md5Job));
@@ -1369,12 +1375,13 @@ emit_validated(Reader *rd, const Header *h, const unsigned char *body, int64_t n
 static PyObject *
 Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"strings", "max_records", "simd_width", NULL};
+    static char *kwlist[] = {"strings", "max_records", "simd_width", "digests", NULL};
     PyObject *strings;
     long long max_records = 1 << 16;
     int simd_width = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|Li:Reader", kwlist, &StringTableType,
-                                     &strings, &max_records, &simd_width)) {
+    int digests = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|Lip:Reader", kwlist, &StringTableType,
+                                     &strings, &max_records, &simd_width, &digests)) {
         return NULL;
     }
     if (max_records < 1 || max_records > (1LL << 30)) {
@@ -1391,6 +1398,7 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     rd->max_records = max_records;
     rd->simd_width = simd_width ? simd_width : md5_max_width();
+    rd->digests = digests;
     Py_INCREF(strings);
     rd->strings = (StringTable *)strings;
     if (reader_resize(rd, 0) < 0) {

@@ -47,8 +47,13 @@ class Reader:
     pending_batches: int
 
     def __init__(
-        self, strings: StringTable, max_records: int = 65536, simd_width: int = 0
-    ) -> None: ...
+        self,
+        strings: StringTable,
+        max_records: int = 65536,
+        simd_width: int = 0,
+        digests: bool = True,
+    ) -> None:
+        """``digests=False`` leaves the digest column zero (no MD5 computed)."""
     def start(self, ordinal: int, record: int, /) -> None: ...
     def take(
         self,

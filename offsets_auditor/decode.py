@@ -60,7 +60,7 @@ def decode_segment(
 ) -> Iterator[DecodedRecord | DecodeError]:
     """Every record of a segment, decoded, and every problem, located."""
     rows = RowDecoder(file)
-    for item in read_segment(source, file=file, backend=backend, limits=limits):
+    for item in read_segment(source, file=file, backend=backend, limits=limits, digests=False):
         if isinstance(item, DecodeError):
             yield item
         else:

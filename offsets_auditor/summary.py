@@ -151,7 +151,7 @@ def summarize_segment(
     found, then the :class:`SegmentTotals` last."""
     totals = SegmentTotals(bytes=source.size)
     rows = RowDecoder(file)
-    for item in read_segment(source, file=file, backend=backend, limits=limits):
+    for item in read_segment(source, file=file, backend=backend, limits=limits, digests=False):
         if isinstance(item, DecodeError):
             totals.add_error(item)
             yield item

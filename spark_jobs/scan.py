@@ -278,8 +278,8 @@ def _tables(
 ) -> dict[str, list[dict[str, Any]]]:
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in published.TABLES}
     for index, report in enumerate(reports):
-        for name, rows in published.ROWS.items():
-            tables[name].extend(rows(index, report))
+        for name, build in published.ROWS.items():
+            tables[name].extend(build(index, report))
     for (index, name), rows in sorted(segment_rows.items()):
         source = inputs[index]
         number = int(name.rsplit("-", 1)[1])
@@ -363,7 +363,7 @@ def _iso(seconds: float) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """``spark-submit spark_jobs/scan.py LOGDIR... --out RESULTS``: the same as ``scan``."""
     from spark_jobs.cli import main as cli_main
 

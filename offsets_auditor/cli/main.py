@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import os
 import sys
 import traceback
@@ -42,7 +41,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             importlib.import_module(f"offsets_auditor.cli.{module}").register(subparsers)
         else:
             subparsers.add_parser(command, help=summary, add_help=False)
-    for command, module_name in extension_commands().items():
+    for command, module_name in (extension_commands() if only not in COMMANDS else {}).items():
         extension = importlib.import_module(module_name)
         if only is None or command == only:
             extension.register(subparsers)
@@ -57,14 +56,19 @@ EXTENSION_GROUP = "offsets_auditor.commands"
 
 def extension_commands() -> dict[str, str]:
     """command -> module, from the installed entry points (``scan``, ``serve``)."""
+    import importlib.metadata
+
     found = importlib.metadata.entry_points(group=EXTENSION_GROUP)
     return {e.name: e.value for e in sorted(found, key=lambda e: e.name) if e.name not in COMMANDS}
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
     """The subcommand ``argv`` names (the first word that is one), if any."""
-    known = COMMANDS.keys() | extension_commands().keys()
-    return next((word for word in argv if word in known), None)
+    core = next((word for word in argv if word in COMMANDS), None)
+    if core is not None:  # the entry points (importlib.metadata) only when needed
+        return core
+    extensions = extension_commands()
+    return next((word for word in argv if word in extensions), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

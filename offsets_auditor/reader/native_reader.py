@@ -39,10 +39,17 @@ def new_string_table() -> _native.StringTable:
 class NativeChunkBuilder:
     """Chunks of columns from the C reader. ``strings`` is the segment's string table."""
 
-    def __init__(self, strings: _native.StringTable, limits: Limits, simd_width: int = 0) -> None:
+    def __init__(
+        self,
+        strings: _native.StringTable,
+        limits: Limits,
+        simd_width: int = 0,
+        *,
+        digests: bool = True,
+    ) -> None:
         self.strings = strings
         self.limits = limits
-        self._reader = _native.Reader(strings, limits.max_chunk_records, simd_width)
+        self._reader = _native.Reader(strings, limits.max_chunk_records, simd_width, digests)
         self._buffers: list[bytes | memoryview] = []
         self._window: bytes | None = None
         self._window_index = -1

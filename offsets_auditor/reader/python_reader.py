@@ -71,6 +71,8 @@ class PythonChunkBuilder:
     strings: StringTable
     max_records: int
     first_record: int = 0
+    #: False: the digest column stays zero (no MD5: readers that never look at it)
+    digests: bool = True
     _records: list[list[object]] = field(default_factory=list)
     _batches: list[list[object]] = field(default_factory=list)
     _buffer: bytearray = field(default_factory=bytearray)
@@ -175,7 +177,9 @@ class PythonChunkBuilder:
             0,
             key_start,
             value_start,
-            ZERO_DIGEST if key is None else hashlib.md5(key, usedforsecurity=False).digest(),
+            ZERO_DIGEST
+            if key is None or not self.digests
+            else hashlib.md5(key, usedforsecurity=False).digest(),
             -1 if control else classify.key_type(key),
             k.status,
             k.group,

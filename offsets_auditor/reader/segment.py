@@ -105,11 +105,14 @@ def read_segment(
     backend: Backend = Backend.NATIVE,
     limits: Limits = DEFAULT_LIMITS,
     strings: _native.StringTable | None = None,
+    digests: bool = True,
 ) -> Iterator[Chunk | DecodeError]:
     """Every entry of ``source``: chunks of columns and located errors, in file order.
-    ``strings`` is the string table the chunks' ids index (a new one by default)."""
+    ``strings`` is the string table the chunks' ids index (a new one by default); with
+    ``digests=False`` the ``digest`` column stays zero (no MD5 is computed: for readers that
+    never look at it, like ``dump``)."""
     table = native_reader.new_string_table() if strings is None else strings
-    walk = _Walk(source, file, limits, table, backend)
+    walk = _Walk(source, file, limits, table, backend, digests)
     yield from walk.run()
 
 
@@ -123,13 +126,16 @@ class _Walk:
         limits: Limits,
         strings: _native.StringTable,
         backend: Backend,
+        digests: bool,
     ) -> None:
         self.source = source
         self.file = file
         self.limits = limits
-        self.python = PythonChunkBuilder(strings, limits.max_chunk_records)
+        self.python = PythonChunkBuilder(strings, limits.max_chunk_records, digests=digests)
         self.native = (
-            native_reader.NativeChunkBuilder(strings, limits) if backend is Backend.NATIVE else None
+            native_reader.NativeChunkBuilder(strings, limits, digests=digests)
+            if backend is Backend.NATIVE
+            else None
         )
         self.ordinal = 0  # the next entry's number
         self.next_record = 0  # the next record's number

@@ -1,0 +1,230 @@
+"""The Spark scan on the real brokers' log dirs: the same verdicts as ``audit``, published whole,
+reused where nothing changed, retried where the cleaner swapped a segment under it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from offsets_auditor import published
+from offsets_auditor.audit_plan import AuditSettings, plan_audit
+from offsets_auditor.audit_report import report_json
+from offsets_auditor.audit_stages import audit_log_dir
+from offsets_auditor.meta_properties import parse_java_properties
+from spark_jobs import publish
+from spark_jobs.scan import ScanOptions, ScanResult, run_scan
+
+pytestmark = pytest.mark.slow
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs"))
+NOW_MS = 1_790_000_000_000
+#: findings only a scan of several log dirs makes
+ACROSS_LOG_DIRS = {"duplicate-broker-id", "replica-divergence"}
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from spark_jobs.session import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def everything(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> ScanResult:
+    """Every fixture log dir in one scan, each detected on its own."""
+    out = tmp_path_factory.mktemp("results")
+    return run_scan(spark, ScanOptions(log_dirs=tuple(LOG_DIRS), out=out, now_ms=NOW_MS))
+
+
+def audit_report(log_dir: Path, properties: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    plan = plan_audit([log_dir], AuditSettings(properties=properties), NOW_MS)
+    audit = audit_log_dir(log_dir, plan)
+    detection = plan.detection
+    from dataclasses import replace
+
+    audit = replace(audit, findings=(*detection.findings(), *audit.findings))
+    return report_json([audit], detection=detection, emulated=plan.emulated_versions)
+
+
+def without_across(report: dict[str, Any]) -> dict[str, Any]:
+    report = json.loads(json.dumps(report))
+    report["findings"] = [f for f in report["findings"] if f["kind"] not in ACROSS_LOG_DIRS]
+    del report["exit_status"]
+    return report
+
+
+@pytest.mark.parametrize(
+    "index", range(len(LOG_DIRS)), ids=[str(d.parent.relative_to(FIXTURES)) for d in LOG_DIRS]
+)
+def test_each_log_dir_reads_as_audit_reads_it(everything: ScanResult, index: int) -> None:
+    scanned = everything.reports[index]
+    assert scanned["brokers"][0]["log_dir"] == str(LOG_DIRS[index])
+    assert without_across(scanned) == without_across(audit_report(LOG_DIRS[index]))
+
+
+def test_the_run_is_published_whole(everything: ScanResult) -> None:
+    run = everything.run_dir
+    assert publish.read_latest(run.parent.parent) == everything.run_id
+    manifest = json.loads((run / published.MANIFEST).read_text())
+    assert manifest["schema_version"] == published.SCHEMA_VERSION
+    assert [i["log_dir"] for i in manifest["inputs"]] == [str(d) for d in LOG_DIRS]
+    versions = {
+        Path(i["log_dir"]).parts[-3]: i["kafka_version"]["range"] for i in manifest["inputs"]
+    }
+    assert versions["kafka-0.9.0.1"][0] == "0.9.0.0"
+    assert versions["kafka-2.3.0"][0] >= "2.0.0"
+    tables = {name: pq.read_table(run / f"{name}.parquet") for name in published.TABLES}
+    for name, table in tables.items():
+        assert table.column_names == [c for c, _ in published.TABLES[name]], name
+    partitions = tables["partitions"].to_pylist()
+    reports = everything.reports
+    assert len(partitions) == sum(len(r["partitions"]) for r in reports)
+    assert manifest["counts"]["partitions"] == len(partitions)
+    segments = tables["segments"].to_pylist()
+    assert manifest["counts"]["segments"] == len(segments)
+    assert sum(s["size_bytes"] for s in segments) == sum(p["size_bytes"] for p in partitions)
+    groups = tables["groups"].to_pylist()
+    assert manifest["counts"]["groups"] == len({(g["input"], g["group"]) for g in groups})
+    assert not (run.parent.parent / published.STAGING / everything.run_id).exists()
+
+
+def test_the_cleaner_died_broker(spark: Any, tmp_path: Path) -> None:
+    """The production failure: the published rows carry Kafka 0.9.0.1's own message, the
+    blocked partition behind it, and the buffer that fixes it."""
+    log_dir = FIXTURES / "kafka-0.9.0.1/cleaner-died/kafka-logs"
+    config = (log_dir.parent / "broker-server.properties").read_text()
+    properties = tuple(parse_java_properties(config))
+    result = run_scan(
+        spark,
+        ScanOptions(log_dirs=(log_dir,), out=tmp_path, properties=properties, now_ms=NOW_MS),
+    )
+    assert without_across(result.reports[0]) == without_across(audit_report(log_dir, properties))
+    rows = {
+        r["partition"]: r for r in pq.read_table(result.run_dir / "partitions.parquet").to_pylist()
+    }
+    assert rows[2]["outcome"] == "thread-death"
+    assert rows[2]["message"] == (
+        "requirement failed: 61680 messages in segment"
+        " __consumer_offsets-2/00000000000000000000.log but offset map can fit only 39321."
+        " You can increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads"
+    )
+    assert rows[2]["needed_entries"] == 61680 and rows[2]["capacity"] == 39321
+    assert rows[3]["outcome"] == "blocked" and rows[3]["never_compacted"]
+    (broker,) = pq.read_table(result.run_dir / "brokers.parquet").to_pylist()
+    assert broker["recommended_dedupe_buffer_size"] == 1_644_816
+    assert broker["kafka_version"] == "0.9.0.1" and not broker["kafka_version_given"]
+    findings = pq.read_table(result.run_dir / "findings.parquet").to_pylist()
+    assert {"cleaner-thread-death", "cleaner-blocked"} <= {f["kind"] for f in findings}
+    assert result.manifest["exit_status"] == 2
+
+
+def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None:
+    """Rolled segments are reused; the active segments, and a segment the cleaner replaced,
+    are read again; the verdicts do not change."""
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs", log_dir)
+    out = tmp_path / "results"
+    first = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    segments = pq.read_table(first.run_dir / "segments.parquet").to_pylist()
+    rolled = [s for s in segments if not s["active"]]
+    assert rolled and first.manifest["reuse"]["segments_reused"] == 0
+
+    second = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    assert second.manifest["reuse"]["segments_reused"] == len(rolled)
+    assert second.manifest["reuse"]["segments_read"] == len(segments) - len(rolled)
+    assert without_across(second.reports[0]) == without_across(first.reports[0])
+
+    # the cleaner swaps in a new file under the same name (written now: another mtime), read
+    # again; the same bytes give the same verdicts
+    victim = next(s for s in rolled if s["size_bytes"] > 0)
+    path = log_dir / f"__consumer_offsets-{victim['partition']}" / victim["file"]
+    shutil.copyfile(path, path.with_suffix(".cleaned"))
+    later = path.stat().st_mtime + 5
+    os.utime(path.with_suffix(".cleaned"), (later, later))
+    os.replace(path.with_suffix(".cleaned"), path)
+    third = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    reread = [
+        s for s in pq.read_table(third.run_dir / "segments.parquet").to_pylist() if not s["reused"]
+    ]
+    assert third.manifest["reuse"]["segments_reused"] == len(rolled) - 1
+    assert {(s["partition"], s["file"]) for s in reread if not s["active"]} == {
+        (victim["partition"], victim["file"])
+    }
+    assert without_across(third.reports[0]) == without_across(first.reports[0])
+    assert sorted(publish.list_runs(out)) == sorted([first.run_id, second.run_id, third.run_id])
+
+
+def test_keep_removes_older_runs_after_publishing(spark: Any, tmp_path: Path) -> None:
+    log_dir = FIXTURES / "kafka-2.3.0/small-gzip/kafka-logs"
+    ids = [
+        run_scan(
+            spark, ScanOptions(log_dirs=(log_dir,), out=tmp_path, keep=2, now_ms=NOW_MS)
+        ).run_id
+        for _ in range(3)
+    ]
+    assert sorted(publish.list_runs(tmp_path)) == sorted(ids[1:])
+    assert publish.read_latest(tmp_path) == ids[2]
+
+
+def test_a_segment_swapped_while_read_is_listed_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the listing and the executor's read, the cleaner replaces a segment (a new
+    inode under the same name): the executor refuses the file, the driver lists the partition
+    again, and the result is the audit of what is there, with a changed-while-read note."""
+    import spark_jobs.scan as scan
+
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(FIXTURES / "kafka-2.3.0/transactions/kafka-logs", log_dir)
+    listed = scan.list_partition
+    swapped: list[str] = []
+
+    def list_then_swap(source: Any, partition: Any, code: str, read: Any) -> Any:
+        work = listed(source, partition, code, read)
+        if not swapped and len(work.tasks) > 1:
+            path = work.tasks[0].path
+            shutil.copy2(path, path.with_suffix(".swap"))
+            os.replace(path.with_suffix(".swap"), path)
+            swapped.append(work.partition.name)
+        return work
+
+    monkeypatch.setattr(scan, "list_partition", list_then_swap)
+    result = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=tmp_path / "out", now_ms=NOW_MS))
+    assert swapped
+    notes = [f for f in result.reports[0]["findings"] if f["kind"] == "changed-while-read"]
+    assert [n["partition"] for n in notes] == swapped
+    assert "2 times" in notes[0]["detail"]
+    monkeypatch.undo()
+    expected = without_across(audit_report(log_dir))
+    got = without_across(result.reports[0])
+    got["findings"] = [f for f in got["findings"] if f["kind"] != "changed-while-read"]
+    assert got == expected
+
+
+def test_the_same_broker_id_twice_stays_apart(everything: ScanResult) -> None:
+    """The fixtures are all broker 0: each log dir keeps its rows, and each is warned."""
+    duplicate = [
+        i
+        for i, r in enumerate(everything.reports)
+        if any(f["kind"] == "duplicate-broker-id" for f in r["findings"])
+    ]
+    by_cluster: dict[Any, int] = {}
+    for r in everything.reports:
+        key = r["brokers"][0]["cluster_id"]
+        by_cluster[key] = by_cluster.get(key, 0) + 1
+    expected = [
+        i for i, r in enumerate(everything.reports) if by_cluster[r["brokers"][0]["cluster_id"]] > 1
+    ]
+    assert duplicate == expected and duplicate
+    partitions = pq.read_table(everything.run_dir / "partitions.parquet").to_pylist()
+    assert {p["log_dir"] for p in partitions} == {str(d) for d in LOG_DIRS}

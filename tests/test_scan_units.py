@@ -1,0 +1,119 @@
+"""The scan's pure parts: arguments, packing, progress, and the findings across log dirs."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from offsets_auditor.replicas import replica_findings
+from offsets_auditor.versions import KafkaVersion
+from spark_jobs.cli import kafka_versions, local_path
+from spark_jobs.progress import Progress
+from spark_jobs.work import SegmentTask, pack
+
+
+def test_log_dirs_are_local_paths_or_file_uris() -> None:
+    assert local_path("/data/kafka-logs") == Path("/data/kafka-logs")
+    assert local_path("file:///data/kafka%20logs") == Path("/data/kafka logs")
+    assert local_path("relative/dir") == Path("relative/dir")
+    assert local_path("hdfs://nn/kafka-logs") is None
+    assert local_path("s3a://bucket/kafka-logs") is None
+
+
+def test_a_version_for_every_log_dir_or_for_one(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    got = kafka_versions(["2.3.0", f"file://{b}=0.9.0.1"], [a.resolve(), b.resolve()])
+    assert got == {
+        a.resolve(): KafkaVersion.parse("2.3.0"),
+        b.resolve(): KafkaVersion.parse("0.9.0.1"),
+    }
+    assert kafka_versions([], [a.resolve()]) == {a.resolve(): None}
+    with pytest.raises(ValueError, match="not one of the LOGDIRs"):
+        kafka_versions([f"{tmp_path}/c=2.3.0"], [a.resolve()])
+
+
+def test_another_filesystem_is_refused_with_what_to_do() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "offsets_auditor.cli.main", "scan", "hdfs://nn/logs", "--out", "x"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 3
+    assert "only local paths and file:// URIs" in done.stderr
+    assert "Other filesystems" in done.stderr
+
+
+def task(size: int, n: int) -> SegmentTask:
+    return SegmentTask(0, "p", n, Path(f"{n}.log"), size, 0, (0, n), False, "")
+
+
+def test_one_huge_partition_spreads_over_every_slot() -> None:
+    """A partition of 40 segments of 1 GiB and a few small ones: 8 slots of 5 GiB each."""
+    tasks = [task(1 << 30, n) for n in range(40)] + [task(100, 40 + n) for n in range(4)]
+    slots = pack(tasks, 8)
+    assert len(slots) == 8
+    sizes = sorted(sum(t.size for t in slot) for slot in slots)
+    assert sizes[-1] - sizes[0] <= 200
+    assert sorted(t.position for slot in slots for t in slot) == list(range(44))
+
+
+def test_progress_line() -> None:
+    progress = Progress(counters=None, out=io.StringIO(), enabled=False)
+    progress.set_total(10, 100 * 1048576)
+    assert progress.line(4, 40 * 1048576, 2.0) == (
+        "segments 4/10, 40.0/100.0 MiB, 20.0 MiB/s, ETA 3 s"
+    )
+    assert progress.line(0, 0, 0.0).endswith("ETA ?")
+
+
+def report(
+    log_dir: str, broker: int | None, cluster: str | None, commits: list[Any], end: int
+) -> Any:
+    return {
+        "brokers": [{"log_dir": log_dir, "broker_id": broker, "cluster_id": cluster}],
+        "partitions": [{"partition": 7, "log_end_offset": end}],
+        "groups": [
+            {
+                "group": group,
+                "coordinator_partition": 7,
+                "offsets": [{"topic": "t", "partition": 0, "offset": offset, "log_offset": at}],
+            }
+            for group, offset, at in commits
+        ],
+    }
+
+
+def test_replicas_that_agree_below_both_ends() -> None:
+    """A follower behind the leader: the leader's newer commit lies beyond the follower's end."""
+    leader = report("/a", 1, "c", [("g", 50, 900), ("h", 7, 10)], 1000)
+    follower = report("/b", 2, "c", [("g", 40, 400), ("h", 7, 10)], 500)
+    assert replica_findings([leader, follower]) == []
+
+
+def test_replicas_that_diverged() -> None:
+    left = report("/a", 1, "c", [("g", 50, 300)], 1000)
+    right = report("/b", 2, "c", [("g", 60, 310)], 1000)
+    [(index, finding)] = replica_findings([left, right])
+    assert index == 0 and finding.kind == "replica-divergence" and finding.group == "g"
+    assert "below offset 1000" in finding.detail
+
+
+def test_other_clusters_are_not_replicas() -> None:
+    left = report("/a", 1, "c1", [("g", 50, 300)], 1000)
+    right = report("/b", 2, "c2", [("g", 60, 310)], 1000)
+    assert replica_findings([left, right]) == []
+
+
+def test_two_log_dirs_claiming_one_broker_id() -> None:
+    found = replica_findings([report("/a", 3, "c", [], 0), report("/b", 3, "c", [], 0)])
+    assert [(i, f.kind) for i, f in found] == [
+        (0, "duplicate-broker-id"),
+        (1, "duplicate-broker-id"),
+    ]
+    assert "/a, /b" in found[0][1].detail
