@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 SAMPLE := tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs
 
-.PHONY: demo test lint sanitize bench
+.PHONY: demo test lint sanitize bench tools deploy-check
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +26,20 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+# Debian's prometheus (promtool) and prometheus-alertmanager, unpacked into .tools/ (no root):
+# the deploy/ tests run promtool and, end to end, Prometheus and Alertmanager.
+tools:
+	scripts/tools/prometheus.sh >/dev/null
+
+# pytest includes tests/deploy: rules (promtool check/test rules), dashboard, Kubernetes manifests,
+# Dockerfile (hadolint), runbooks, and the end-to-end run of docs/operators-guide.md.
+test: lint tools
 	$(BIN)/pytest
 	scripts/sanitize.sh $(BIN)/python
+
+# Only the deploy/ checks.
+deploy-check: $(STAMP) tools
+	$(BIN)/pytest tests/deploy
 
 # The C reader built with ASan and UBSan, under the tests that drive it hardest.
 sanitize: $(STAMP)
