@@ -1,0 +1,59 @@
+"""For Kubernetes, Prometheus and Alertmanager: ``/healthz``, ``/readyz``, ``/metrics``,
+``/alerts``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from api.alerts import all_alerts
+from api.deps import SettingsDep, StoreDep
+from api.models import AlertOut, Health, Readiness
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/healthz", response_model=Health)
+def healthz() -> dict[str, str]:
+    """The process is up (liveness)."""
+    return {"status": "ok"}
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "no run loaded"}},
+)
+def readyz(store: StoreDep) -> Any:
+    """A run is loaded (readiness). Still ready, with a message saying so, when the newest run
+    is unreadable and the previous one is served."""
+    ready, message = store.readiness()
+    body = {
+        "ready": ready,
+        "run_id": store.current.run_id if store.current is not None else None,
+        "message": message,
+        "newest_run_unreadable": store.newest_error is not None,
+        "load_errors_total": store.load_errors_total,
+    }
+    return body if ready else JSONResponse(body, status_code=503)
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text"}},
+)
+def metrics(request: Request) -> Response:
+    """The served run's numbers in Prometheus' text format (names: docs/metrics.md)."""
+    return Response(generate_latest(request.app.state.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/alerts", response_model=list[AlertOut])
+def alerts(store: StoreDep, settings: SettingsDep) -> list[dict[str, Any]]:
+    """Active alerts in Alertmanager's shape (alert names: docs/metrics.md), critical first."""
+    found = all_alerts(store.current, store.trends, store.newest_error, settings, time.time())
+    return [a.to_alertmanager(settings.runbook_base_url) for a in found]
