@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encoder
 
 from api.alerts import all_alerts
 from api.deps import SettingsDep, StoreDep
@@ -45,11 +45,13 @@ def readyz(store: StoreDep) -> Any:
 @router.get(
     "/metrics",
     response_class=Response,
-    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text"}},
+    responses={200: {"content": {CONTENT_TYPE_PLAIN_0_0_4: {}}, "description": "Prometheus text"}},
 )
 def metrics(request: Request) -> Response:
-    """The served run's numbers in Prometheus' text format (names: docs/metrics.md)."""
-    return Response(generate_latest(request.app.state.registry), media_type=CONTENT_TYPE_LATEST)
+    """The served run's numbers in Prometheus' text format 0.0.4 (OpenMetrics when the scraper's
+    Accept header asks for it). Names: docs/metrics.md."""
+    encoder, content_type = choose_encoder(request.headers.get("accept", ""))
+    return Response(encoder(request.app.state.registry), headers={"Content-Type": content_type})
 
 
 @router.get("/alerts", response_model=list[AlertOut])
