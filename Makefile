@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 SAMPLE := tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs
 
-.PHONY: demo test lint sanitize bench
+.PHONY: demo test lint sanitize bench test-deps service-load
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,11 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+# Debian's chromium, chromium-driver and wrk for the service's browser and load tests
+test-deps:
+	scripts/service-test-deps.sh
+
+test: lint test-deps
 	$(BIN)/pytest
 	scripts/sanitize.sh $(BIN)/python
 
