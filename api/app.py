@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from api.metrics import RunCollector
+from api.models import BAD_REQUEST
 from api.routers import groups, ops, status, tables
 from api.settings import Settings
 from api.store import Poller, ResultsStore
@@ -46,6 +45,7 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
         version="0.1.0",
         description=DESCRIPTION,
         lifespan=lifespan,
+        responses=BAD_REQUEST,
     )
     store = ResultsStore(settings.results)
     registry = CollectorRegistry(auto_describe=False)
@@ -57,26 +57,4 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
         app.include_router(router)
     app.add_middleware(groups.GroupIdPath)
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
-        # FastAPI's 422, with one readable reason first
-        reasons = [
-            f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')}" for e in error.errors()
-        ]
-        return JSONResponse(
-            {"detail": "; ".join(reasons) or "invalid request", "errors": _plain(error.errors())},
-            status_code=422,
-        )
-
     return app
-
-
-def _plain(errors: object) -> object:
-    """Validation errors as JSON (their ``ctx`` may hold exceptions)."""
-    if isinstance(errors, dict):
-        return {k: _plain(v) for k, v in errors.items() if k != "url"}
-    if isinstance(errors, list | tuple):
-        return [_plain(v) for v in errors]
-    if isinstance(errors, str | int | float | bool) or errors is None:
-        return errors
-    return str(errors)

@@ -213,3 +213,17 @@ class Problem(BaseModel):
     """A 4xx answer: ``detail`` says why."""
 
     detail: str
+
+
+#: Any request may get a 400: the service's own (JSON, ``Problem``: an invalid group id), or,
+#: for a request whose head is over 1 MiB, the HTTP server's plain "Invalid HTTP request
+#: received." before the service sees it.
+BAD_REQUEST: dict[int | str, dict[str, Any]] = {
+    400: {
+        "description": "an invalid group id, or a request too long for the HTTP server",
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/Problem"}},
+            "text/plain": {"schema": {"type": "string"}},
+        },
+    }
+}

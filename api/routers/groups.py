@@ -13,22 +13,30 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import unquote_to_bytes
 
-from fastapi import APIRouter, HTTPException, Path, Query
-from fastapi.responses import PlainTextResponse
+from fastapi import APIRouter, HTTPException, Path, Query, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.coordination import BadGroupId, answer, check_group_id
 from api.deps import ClusterFilter, Limit, Offset, RunDep
-from api.models import CoordinatorAnswer, GroupDetails, GroupNames, Problem
+from api.models import BAD_REQUEST, CoordinatorAnswer, GroupDetails, GroupNames, Problem
 from api.results import LoadedRun, cluster_key
 from offsets_auditor.groups.export import ExportError, reset_plan_csv
 
 router = APIRouter(tags=["groups"])
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": Problem, "description": "an invalid group id"},
+    **BAD_REQUEST,
     404: {"model": Problem, "description": "unknown cluster, or no such group in the run"},
     503: {"model": Problem, "description": "no run loaded yet"},
+}
+
+CSV_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    200: {
+        "content": {"text/csv": {"schema": {"type": "string"}}},
+        "description": "topic,partition,offset lines",
+    },
+    409: {"model": Problem, "description": "several clusters hold the group, or a topic name"},
 }
 
 GroupPath = Annotated[
@@ -130,15 +138,15 @@ def coordinator_partition_by_query(
 
 @router.get(
     "/groups/{group_id}/reset-offsets.csv",
-    response_class=PlainTextResponse,
-    responses={**ERRORS, 200: {"content": {"text/csv": {}}}, 409: {"model": Problem}},
+    response_class=Response,
+    responses=CSV_RESPONSES,
 )
 def reset_offsets_by_path(
     run: RunDep,
     group_id: GroupPath,
     cluster: ClusterFilter = None,
     log_dir: Annotated[str | None, Query(max_length=4096)] = None,
-) -> PlainTextResponse:
+) -> Response:
     """``topic,partition,offset`` lines, what ``kafka-consumer-groups.sh --reset-offsets
     --from-file`` reads (no header). From the copy of the group in the longest replica of its
     partition (``?log_dir=`` picks one); pending transactional offsets are left out. The
@@ -148,15 +156,15 @@ def reset_offsets_by_path(
 
 @router.get(
     "/group/reset-offsets.csv",
-    response_class=PlainTextResponse,
-    responses={**ERRORS, 200: {"content": {"text/csv": {}}}, 409: {"model": Problem}},
+    response_class=Response,
+    responses=CSV_RESPONSES,
 )
 def reset_offsets_by_query(
     run: RunDep,
     group: GroupQuery,
     cluster: ClusterFilter = None,
     log_dir: Annotated[str | None, Query(max_length=4096)] = None,
-) -> PlainTextResponse:
+) -> Response:
     """The same as ``/groups/{group_id}/reset-offsets.csv``, the id as a query parameter."""
     return _reset_plan(run, _checked(group), cluster, log_dir)
 
@@ -235,9 +243,7 @@ def _details(run: LoadedRun, group: str, cluster: str | None) -> dict[str, Any]:
     return {"run_id": run.run_id, "group": group, "copies": copies}
 
 
-def _reset_plan(
-    run: LoadedRun, group: str, cluster: str | None, log_dir: str | None
-) -> PlainTextResponse:
+def _reset_plan(run: LoadedRun, group: str, cluster: str | None, log_dir: str | None) -> Response:
     copies = _copies(run, group, cluster)
     if log_dir is not None:
         copies = [c for c in copies if c["log_dir"] == log_dir]
@@ -262,7 +268,7 @@ def _reset_plan(
         raise HTTPException(
             404, f"group {group!r} has no committed offsets to export in run {run.run_id}"
         )
-    return PlainTextResponse(
+    return Response(
         plan,
         media_type="text/csv",
         headers={"X-Offsets-Auditor-Source": copy["log_dir"].encode("utf-8").decode("latin-1")},

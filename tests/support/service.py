@@ -92,11 +92,12 @@ class LiveServer:
         import uvicorn
 
         from api.app import create_app
+        from api.cli import uvicorn_config
         from api.settings import Settings
 
         self.settings = Settings(results=results, host="127.0.0.1", port=0, **settings)
         self.app = create_app(self.settings)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
+        config = uvicorn_config(self.app, "127.0.0.1", 0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
