@@ -49,3 +49,7 @@ sanitize: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.decode
+
+# The service under wrk: 1M groups, 3 brokers x 50 partitions (see README, "The service")
+service-load: $(STAMP) test-deps
+	$(BIN)/python -m benchmarks.service_load

@@ -53,6 +53,7 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.registry = registry
+    app.state.metrics_cache = {}
     for router in (status.router, ops.router, groups.router, tables.router):
         app.include_router(router)
     app.add_middleware(groups.GroupIdPath)

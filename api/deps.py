@@ -1,5 +1,7 @@
 """FastAPI dependencies: the settings and the store live on ``app.state`` (made by the app
-factory), the served run is taken once per request."""
+factory), the served run is taken once per request. Handlers and dependencies that only compute
+over the loaded run are ``async``: they run on the event loop, not in the thread pool (which
+costs more than the work itself); those that read files stay plain functions."""
 
 from __future__ import annotations
 
@@ -12,17 +14,17 @@ from api.settings import Settings
 from api.store import ResultsStore
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_store(request: Request) -> ResultsStore:
+async def get_store(request: Request) -> ResultsStore:
     store: ResultsStore = request.app.state.store
     return store
 
 
-def get_run(store: Annotated[ResultsStore, Depends(get_store)]) -> LoadedRun:
+async def get_run(store: Annotated[ResultsStore, Depends(get_store)]) -> LoadedRun:
     run = store.current
     if run is None:
         raise HTTPException(503, store.readiness()[1])

@@ -2,9 +2,9 @@
 ``offsets_auditor.published``, checked against that contract, held in memory for the API.
 
 Every table but ``groups`` is small (rows per partition, segment, index file or finding) and is
-kept as rows. ``groups`` has one row per group and committed topic-partition, millions on a
-big cluster: it stays an Arrow table sorted by group id, found by binary search over the sorted
-ids (``GroupIndex``).
+kept as rows. ``groups`` has one row per group, log dir and committed topic-partition, millions
+on a big cluster: it stays an Arrow table, its repetitive string columns dictionary-encoded,
+and a group's rows are found by binary search over the sorted distinct ids (``GroupIndex``).
 """
 
 from __future__ import annotations
@@ -53,42 +53,50 @@ def cluster_key(value: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GroupIndex:
-    """The ``groups`` table sorted by group id; ``ids`` the sorted ids (one per row) and
-    ``starts`` the first row of each distinct id."""
+    """A group's rows without sorting (copying) the table: ``ids`` the distinct group ids in
+    order, ``order`` the table's row numbers grouped by id in that order, ``starts[i]`` where the
+    rows of ``ids[i]`` begin in ``order`` (``starts[-1] == len(order)``)."""
 
     table: pa.Table
     ids: np.ndarray
+    order: np.ndarray
     starts: np.ndarray
 
     @classmethod
     def build(cls, table: pa.Table) -> GroupIndex:
-        table = table.set_column(
-            table.schema.get_field_index("group"), "group", pc.fill_null(table["group"], "")
-        )
-        # pyarrow sorts strings by UTF-8 bytes: the same order as Python's by code point
-        table = table.take(pc.sort_indices(table, [("group", "ascending")]))
-        ids = np.array(table["group"].to_pylist(), dtype=object)
-        if len(ids):
-            starts = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
-        else:
-            starts = np.zeros(0, dtype=np.int64)
-        return cls(table, ids, starts)
+        column = pc.fill_null(table["group"], "").combine_chunks()
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(column)
+        codes = column.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        # the distinct ids in order: pyarrow sorts strings by UTF-8 bytes, the same order as
+        # Python's by code point
+        by_name = pc.sort_indices(column.dictionary).to_numpy()
+        ids = np.array(column.dictionary.take(pa.array(by_name)).to_pylist(), dtype=object)
+        rank = np.empty(len(by_name), dtype=np.int64)
+        rank[by_name] = np.arange(len(by_name))
+        row_ranks = rank[codes]
+        order = np.argsort(row_ranks, kind="stable")
+        counts = np.bincount(row_ranks, minlength=len(ids))
+        starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        table = table.set_column(table.schema.get_field_index("group"), "group", column)
+        return cls(table, ids, order, starts)
 
     def __len__(self) -> int:
         """The number of distinct groups."""
-        return len(self.starts)
+        return len(self.ids)
 
     def rows(self, group: str) -> list[dict[str, Any]]:
-        lo = int(np.searchsorted(self.ids, group, side="left"))
-        hi = int(np.searchsorted(self.ids, group, side="right"))
-        return self.table.slice(lo, hi - lo).to_pylist() if hi > lo else []
+        i = int(np.searchsorted(self.ids, group))
+        if i == len(self.ids) or self.ids[i] != group:
+            return []
+        rows = self.order[self.starts[i] : self.starts[i + 1]]
+        return self.table.take(pa.array(rows)).to_pylist()
 
     def names(self, prefix: str, offset: int, limit: int) -> tuple[int, list[str]]:
         """(how many groups start with ``prefix``, a page of them in order)."""
-        firsts = self.ids[self.starts] if len(self.starts) else self.ids
-        lo = bisect_left(firsts, prefix) if prefix else 0
-        hi = bisect_left(firsts, _after_prefix(prefix)) if prefix else len(firsts)
-        page = firsts[lo + offset : min(lo + offset + limit, hi)]
+        lo = bisect_left(self.ids, prefix) if prefix else 0
+        hi = bisect_left(self.ids, _after_prefix(prefix)) if prefix else len(self.ids)
+        page = self.ids[lo + offset : min(lo + offset + limit, hi)]
         return hi - lo, [str(x) for x in page]
 
 
@@ -168,8 +176,11 @@ def load_run(run_dir: Path) -> LoadedRun:
         iso_seconds(manifest["finished_at"])
     except ValueError as error:
         raise UnreadableRun(f"{run_dir.name}: finished_at: {error}") from error
-    tables = {name: read_table(run_dir, name) for name in published.TABLES}
-    return LoadedRun(
+    tables = {
+        name: read_table(run_dir, name, dictionary=_REPETITIVE.get(name, ()))
+        for name in published.TABLES
+    }
+    run = LoadedRun(
         run_id=run_dir.name,
         path=run_dir,
         manifest=manifest,
@@ -180,19 +191,47 @@ def load_run(run_dir: Path) -> LoadedRun:
         findings=tables["findings"].to_pylist(),
         groups=GroupIndex.build(tables["groups"]),
     )
+    pa.default_memory_pool().release_unused()  # what reading and indexing took and freed
+    return run
 
 
-def read_table(run_dir: Path, name: str, columns: list[str] | None = None) -> pa.Table:
+#: string columns of the groups table with few distinct values (kept dictionary-encoded: the
+#: same log dir, state or topic name is not held once per row)
+_REPETITIVE: dict[str, tuple[str, ...]] = {
+    "groups": (
+        "log_dir",
+        "cluster_id",
+        "group",
+        "state",
+        "group_type",
+        "protocol_type",
+        "protocol",
+        "topic",
+        "metadata",
+    )
+}
+
+
+def read_table(
+    run_dir: Path, name: str, columns: list[str] | None = None, dictionary: tuple[str, ...] = ()
+) -> pa.Table:
     """One table of a run, with the published columns and types (extra columns, which a newer
-    scan may add without a new schema version, are left out)."""
+    scan may add without a new schema version, are left out); ``dictionary``: string columns
+    to keep dictionary-encoded."""
     wanted = [(c, t) for c, t in published.TABLES[name] if columns is None or c in columns]
     path = run_dir / f"{name}.parquet"
     try:
-        table = pq.read_table(path, columns=[c for c, _ in wanted])
+        table = pq.read_table(
+            path, columns=[c for c, _ in wanted], read_dictionary=list(dictionary) or None
+        )
+        if dictionary:
+            table = table.unify_dictionaries().combine_chunks()
     except (OSError, pa.ArrowException) as error:
         raise UnreadableRun(f"{run_dir.name}/{path.name}: {error}") from error
     for column, kind in wanted:
         found = table.schema.field(column).type
+        if pa.types.is_dictionary(found):
+            found = found.value_type
         if found != _TYPES[kind]:
             raise UnreadableRun(
                 f"{run_dir.name}/{path.name}: column {column} is {found}, the contract says {kind}"

@@ -97,7 +97,7 @@ def _clusters(run: LoadedRun, cluster: str | None) -> list[str]:
 
 
 @router.get("/groups", response_model=GroupNames, responses=ERRORS)
-def list_groups(
+async def list_groups(
     run: RunDep,
     limit: Limit = 100,
     offset: Offset = 0,
@@ -118,7 +118,7 @@ def list_groups(
 @router.get(
     "/groups/{group_id}/coordinator-partition", response_model=CoordinatorAnswer, responses=ERRORS
 )
-def coordinator_partition_by_path(
+async def coordinator_partition_by_path(
     run: RunDep, group_id: GroupPath, cluster: ClusterFilter = None, partitions: Partitions = None
 ) -> dict[str, Any]:
     """The ``__consumer_offsets`` partition coordinating the group, per cluster of the run, the
@@ -128,7 +128,7 @@ def coordinator_partition_by_path(
 
 
 @router.get("/group/coordinator-partition", response_model=CoordinatorAnswer, responses=ERRORS)
-def coordinator_partition_by_query(
+async def coordinator_partition_by_query(
     run: RunDep, group: GroupQuery, cluster: ClusterFilter = None, partitions: Partitions = None
 ) -> dict[str, Any]:
     """The same as ``/groups/{group_id}/coordinator-partition``, the id as a query parameter
@@ -141,7 +141,7 @@ def coordinator_partition_by_query(
     response_class=Response,
     responses=CSV_RESPONSES,
 )
-def reset_offsets_by_path(
+async def reset_offsets_by_path(
     run: RunDep,
     group_id: GroupPath,
     cluster: ClusterFilter = None,
@@ -159,7 +159,7 @@ def reset_offsets_by_path(
     response_class=Response,
     responses=CSV_RESPONSES,
 )
-def reset_offsets_by_query(
+async def reset_offsets_by_query(
     run: RunDep,
     group: GroupQuery,
     cluster: ClusterFilter = None,
@@ -170,7 +170,7 @@ def reset_offsets_by_query(
 
 
 @router.get("/groups/{group_id}", response_model=GroupDetails, responses=ERRORS)
-def group_by_path(
+async def group_by_path(
     run: RunDep, group_id: GroupPath, cluster: ClusterFilter = None
 ) -> dict[str, Any]:
     """The group's recovered committed offsets and metadata, per log dir holding it."""
@@ -178,7 +178,9 @@ def group_by_path(
 
 
 @router.get("/group", response_model=GroupDetails, responses=ERRORS)
-def group_by_query(run: RunDep, group: GroupQuery, cluster: ClusterFilter = None) -> dict[str, Any]:
+async def group_by_query(
+    run: RunDep, group: GroupQuery, cluster: ClusterFilter = None
+) -> dict[str, Any]:
     """The same as ``/groups/{group_id}``, the id as a query parameter."""
     return _details(run, _checked(group), cluster)
 

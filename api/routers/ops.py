@@ -13,12 +13,13 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encode
 from api.alerts import all_alerts
 from api.deps import SettingsDep, StoreDep
 from api.models import AlertOut, Health, Readiness
+from api.store import ResultsStore
 
 router = APIRouter(tags=["operations"])
 
 
 @router.get("/healthz", response_model=Health)
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
     """The process is up (liveness)."""
     return {"status": "ok"}
 
@@ -28,7 +29,7 @@ def healthz() -> dict[str, str]:
     response_model=Readiness,
     responses={503: {"model": Readiness, "description": "no run loaded"}},
 )
-def readyz(store: StoreDep) -> Any:
+async def readyz(store: StoreDep) -> Any:
     """A run is loaded (readiness). Still ready, with a message saying so, when the newest run
     is unreadable and the previous one is served."""
     ready, message = store.readiness()
@@ -47,15 +48,22 @@ def readyz(store: StoreDep) -> Any:
     response_class=Response,
     responses={200: {"content": {CONTENT_TYPE_PLAIN_0_0_4: {}}, "description": "Prometheus text"}},
 )
-def metrics(request: Request) -> Response:
+async def metrics(request: Request) -> Response:
     """The served run's numbers in Prometheus' text format 0.0.4 (OpenMetrics when the scraper's
     Accept header asks for it). Names: docs/metrics.md."""
     encoder, content_type = choose_encoder(request.headers.get("accept", ""))
-    return Response(encoder(request.app.state.registry), headers={"Content-Type": content_type})
+    store: ResultsStore = request.app.state.store
+    # the exposition changes only with the served run and the store's own state: rendered once
+    # for each (the collector builds every family afresh from the run when it renders)
+    key = (id(store.current), store.load_errors_total, store.newest_error is None, content_type)
+    cache = request.app.state.metrics_cache
+    if cache.get("key") != key:
+        cache.update(key=key, body=encoder(request.app.state.registry))
+    return Response(cache["body"], headers={"Content-Type": content_type})
 
 
 @router.get("/alerts", response_model=list[AlertOut])
-def alerts(store: StoreDep, settings: SettingsDep) -> list[dict[str, Any]]:
+async def alerts(store: StoreDep, settings: SettingsDep) -> list[dict[str, Any]]:
     """Active alerts in Alertmanager's shape (alert names: docs/metrics.md), critical first."""
     found = all_alerts(store.current, store.trends, store.newest_error, settings, time.time())
     return [a.to_alertmanager(settings.runbook_base_url) for a in found]

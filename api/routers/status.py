@@ -17,7 +17,7 @@ router = APIRouter(tags=["status page"])
 
 
 @router.get("/", response_class=HTMLResponse)
-def status_page(
+async def status_page(
     store: StoreDep,
     settings: SettingsDep,
     group: Annotated[str | None, Query(max_length=3 * 32767)] = None,

@@ -62,7 +62,7 @@ def _filter(rows: Sequence[dict[str, Any]], **wanted: Any) -> list[dict[str, Any
 
 
 @router.get("/partitions", response_model=Page[PartitionRow], responses=ERRORS)  # type: ignore[valid-type]
-def partitions(
+async def partitions(
     run: RunDep,
     limit: Limit = 100,
     offset: Offset = 0,
@@ -111,7 +111,7 @@ def _json(text: str | None, empty: Any) -> Any:
 
 
 @router.get("/partitions/{n}", response_model=PartitionReplicas, responses=ERRORS)
-def partition(
+async def partition(
     run: RunDep,
     n: Annotated[int, Path(ge=0, le=2**31 - 1, description="the partition number")],
     cluster: ClusterFilter = None,
@@ -134,14 +134,14 @@ def partition(
 
 
 @router.get("/brokers", response_model=list[BrokerRow], responses=ERRORS)  # type: ignore[valid-type]
-def brokers(run: RunDep, cluster: ClusterFilter = None) -> list[dict[str, Any]]:
+async def brokers(run: RunDep, cluster: ClusterFilter = None) -> list[dict[str, Any]]:
     """One row per log dir: version, cleaner config, threads that die, the recommendation
     with its arithmetic, totals."""
     return _filter(run.brokers, cluster_id=cluster)
 
 
 @router.get("/segments", response_model=Page[SegmentRow], responses=ERRORS)  # type: ignore[valid-type]
-def segments(
+async def segments(
     run: RunDep,
     limit: Limit = 100,
     offset: Offset = 0,
@@ -155,7 +155,7 @@ def segments(
 
 
 @router.get("/indexes", response_model=Page[IndexRow], responses=ERRORS)  # type: ignore[valid-type]
-def indexes(
+async def indexes(
     run: RunDep,
     limit: Limit = 100,
     offset: Offset = 0,
@@ -173,7 +173,7 @@ def indexes(
 
 
 @router.get("/findings", response_model=Page[FindingRow], responses=ERRORS)  # type: ignore[valid-type]
-def findings(
+async def findings(
     run: RunDep,
     limit: Limit = 100,
     offset: Offset = 0,
