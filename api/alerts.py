@@ -3,8 +3,9 @@ state, in Alertmanager's shape (``labels``, ``annotations``, ``startsAt``) so ``
 can be polled or pushed to Alertmanager's ``/api/v2/alerts`` as it is.
 
 Each rule is a small pure function over rows; the numbered comments say why it fires.
-``startsAt`` is when the run showing the condition finished (for ``OffsetsScanStale`` and
-``OffsetsResultsUnreadable``, when the service saw it).
+``startsAt`` is when the run showing the condition finished (``OffsetsScanStale``: when the run
+became older than the threshold; ``OffsetsResultsUnreadable``: when the service failed to read
+it).
 """
 
 from __future__ import annotations
@@ -322,7 +323,7 @@ def service_alerts(
             f"the latest run, {run.run_id}, finished {age / 60:,.0f} min ago",
             f"older than the threshold of {settings.stale_run_threshold_seconds / 60:,.0f} min:"
             " is the scan job still running?",
-            now,
+            run.finished_at + settings.stale_run_threshold_seconds,  # when it became stale
         )
     # 9. the newest run cannot be read: the service serves the previous one
     if newest_error is not None:

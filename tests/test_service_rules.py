@@ -12,12 +12,14 @@ from api.alerts import stuck_alerts
 from api.coordination import partition_count
 from api.history import RunTrend
 from api.results import GroupIndex, LoadedRun
+from offsets_auditor import published
 
 LOG_DIR = "/data/kafka-logs"
 
 
 def _partition(**values: Any) -> dict[str, Any]:
-    row = {
+    row = {c: None for c, _ in published.TABLES["partitions"]}
+    row |= {
         "cluster_id": None,
         "broker_id": 0,
         "log_dir": LOG_DIR,
@@ -137,3 +139,81 @@ def test_group_index_finds_every_group_and_pages_by_prefix() -> None:
     assert index.names("a", 0, 10) == (3, ["a", "a/b", "ab"])
     assert index.names("a", 1, 1) == (3, ["a/b"])
     assert index.names("", 0, 100)[1] == sorted(set(names))
+
+
+def test_the_serve_command_imports_nothing_heavy_until_it_runs() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, api.cli; heavy = ('fastapi', 'uvicorn', 'pyarrow', 'pydantic',"
+        " 'prometheus_client', 'numpy', 'starlette'); print([m for m in heavy if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ([], "--results: Field required"),
+        (["--results", "/nonexistent/results"], "is not a directory"),
+        (["--results", ".", "--port", "99999"], "--port: Input should be less than or equal"),
+        (["--results", ".", "--poll-seconds", "0"], "--poll-seconds: Input should be greater"),
+    ],
+)
+def test_serve_usage_errors_exit_3(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from offsets_auditor.cli.main import main
+
+    monkeypatch.delenv("OFFSETS_AUDITOR_RESULTS", raising=False)
+    assert main(["serve", *args]) == 3
+    assert says in capsys.readouterr().err
+
+
+def test_replica_divergence_and_unknown_record_types() -> None:
+    """The rules and series no real fixture of this repo exercises: replicas that disagree, and
+    record types the loader does not know."""
+    from prometheus_client import CollectorRegistry
+
+    from api.alerts import broker_alerts, finding_alerts
+    from api.metrics import RunCollector
+
+    partitions = [
+        _partition(partition=3, unknown_record_types=5, cluster_id="c1"),
+        _partition(partition=4, unknown_record_types=2, cluster_id="c1"),
+    ]
+    run = _run("r", partitions)
+    run.findings.append(
+        {
+            "cluster_id": "c1",
+            "broker_id": 0,
+            "log_dir": LOG_DIR,
+            "kind": "replica-divergence",
+            "severity": "warning",
+            "detail": "offset 7 differs",
+            "partition": "__consumer_offsets-3",
+        }
+    )
+    (divergence,) = finding_alerts(run)
+    assert divergence.name == "OffsetsReplicaDivergence"
+    assert dict(divergence.where) == {"cluster_id": "c1", "partition": "3"}
+    (unknown,) = broker_alerts(run)
+    assert unknown.name == "OffsetsUnknownRecordTypes" and unknown.severity == "info"
+    assert unknown.summary.startswith("7 record(s)")
+
+    class Store:
+        current = run
+        load_errors_total = 0
+        newest_error = None
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RunCollector(Store()))  # type: ignore[arg-type]
+    broker = {"cluster_id": "c1", "broker_id": "0", "log_dir": LOG_DIR}
+    assert registry.get_sample_value("offsets_auditor_unknown_record_types", broker) == 7
+    divergences = "offsets_auditor_replica_divergences"
+    assert registry.get_sample_value(divergences, {"cluster_id": "c1", "partition": "3"}) == 1
+    assert registry.get_sample_value(divergences, {"cluster_id": "c1", "partition": "4"}) == 0
+    findings = {**broker, "kind": "replica-divergence", "severity": "warning"}
+    assert registry.get_sample_value("offsets_auditor_findings", findings) == 1

@@ -55,7 +55,13 @@ async def metrics(request: Request) -> Response:
     store: ResultsStore = request.app.state.store
     # the exposition changes only with the served run and the store's own state: rendered once
     # for each (the collector builds every family afresh from the run when it renders)
-    key = (id(store.current), store.load_errors_total, store.newest_error is None, content_type)
+    run = store.current
+    key = (
+        (run.run_id, run.loaded_at) if run is not None else None,
+        store.load_errors_total,
+        store.newest_error is None,
+        content_type,
+    )
     cache = request.app.state.metrics_cache
     if cache.get("key") != key:
         cache.update(key=key, body=encoder(request.app.state.registry))
