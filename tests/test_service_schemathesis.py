@@ -24,7 +24,7 @@ CLI = shutil.which("schemathesis", path=str(Path(sys.executable).parent)) or shu
 
 
 @pytest.mark.skipif(CLI is None, reason="schemathesis is not installed (the dev extra has it)")
-def test_no_500_and_no_schema_violation(live_server: LiveServer) -> None:
+def test_no_500_and_no_schema_violation(live_server: LiveServer, tmp_path: Path) -> None:
     done = subprocess.run(
         [
             str(CLI),
@@ -39,6 +39,7 @@ def test_no_500_and_no_schema_violation(live_server: LiveServer) -> None:
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=tmp_path,  # where it keeps its own state (.schemathesis/)
     )
     tail = done.stdout[-3000:]
     assert done.returncode == 0, tail
