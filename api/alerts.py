@@ -172,7 +172,8 @@ def _verdict_text(p: dict[str, Any]) -> str:
 
 
 def _advice(p: dict[str, Any]) -> str:
-    if p.get("recommended_dedupe_buffer_size"):
+    """The recommendation's arithmetic (the reason may name the buffer already, not how)."""
+    if p.get("recommended_dedupe_buffer_size") and p.get("recommendation_arithmetic"):
         return (
             f"; log.cleaner.dedupe.buffer.size={p['recommended_dedupe_buffer_size']}"
             f" ({p['recommendation_arithmetic']})"
