@@ -155,8 +155,9 @@ def test_the_cleaner_died_broker(spark: Any, tmp_path: Path) -> None:
 
 
 def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None:
-    """Rolled segments are reused; the active segments, and a segment the cleaner replaced,
-    are read again; the verdicts do not change."""
+    """Segments whose fingerprint did not change are reused (a no-change rescan reads
+    nothing); a segment the cleaner replaced, or an active segment the broker appended to, is
+    read again; the verdicts do not change."""
     log_dir = tmp_path / "kafka-logs"
     shutil.copytree(FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs", log_dir)
     out = tmp_path / "results"
@@ -166,8 +167,8 @@ def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None
     assert rolled and first.manifest["reuse"]["segments_reused"] == 0
 
     second = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
-    assert second.manifest["reuse"]["segments_reused"] == len(rolled)
-    assert second.manifest["reuse"]["segments_read"] == len(segments) - len(rolled)
+    assert second.manifest["reuse"]["segments_reused"] == len(segments)
+    assert second.manifest["reuse"]["segments_read"] == 0
     assert without_across(second.reports[0]) == without_across(first.reports[0])
 
     # the cleaner swaps in a new file under the same name (written now: another mtime), read
@@ -182,12 +183,17 @@ def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None
     reread = [
         s for s in pq.read_table(third.run_dir / "segments.parquet").to_pylist() if not s["reused"]
     ]
-    assert third.manifest["reuse"]["segments_reused"] == len(rolled) - 1
-    assert {(s["partition"], s["file"]) for s in reread if not s["active"]} == {
-        (victim["partition"], victim["file"])
-    }
+    assert third.manifest["reuse"]["segments_reused"] == len(segments) - 1
+    assert {(s["partition"], s["file"]) for s in reread} == {(victim["partition"], victim["file"])}
+
+    # the broker appends to an active segment: it is read again, as listed
+    active = next(s for s in segments if s["active"] and s["size_bytes"] > 0)
+    path = log_dir / f"__consumer_offsets-{active['partition']}" / active["file"]
+    os.utime(path, (path.stat().st_mtime + 5,) * 2)
+    fourth = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    assert fourth.manifest["reuse"]["segments_read"] == 1
     assert without_across(third.reports[0]) == without_across(first.reports[0])
-    assert sorted(publish.list_runs(out)) == sorted([first.run_id, second.run_id, third.run_id])
+    assert len(publish.list_runs(out)) == 4
 
 
 def test_keep_removes_older_runs_after_publishing(spark: Any, tmp_path: Path) -> None:
