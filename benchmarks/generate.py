@@ -2,8 +2,10 @@
 message format v0 (as Kafka 0.9 writes it) and one in v2 (as Kafka 2.1+ writes it).
 
 ``python -m benchmarks.generate`` writes them to ``benchmarks/data/`` (gitignored); the same seed
-gives the same bytes. A segment stops before the next entry would pass ``--size`` (default
-100 MiB, Kafka's ``offsets.topic.segment.bytes``), as a broker rolls it.
+gives the same bytes. ``python -m benchmarks.generate cluster [--scale S]`` writes the log dirs
+of a whole cluster from the same records (``benchmarks/cluster.py``). A segment stops before the
+next entry would pass ``--size`` (default 100 MiB, Kafka's ``offsets.topic.segment.bytes``), as a
+broker rolls it.
 
 What is in them, and why it looks like a broker's:
 
@@ -348,6 +350,12 @@ def ensure_segments(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The two segments; ``cluster ...``: the benchmark cluster (``benchmarks/cluster.py``)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["cluster"]:
+        from benchmarks.cluster import main as cluster_main
+
+        return cluster_main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=DATA_DIR)
     parser.add_argument("--size", type=int, default=SEGMENT_BYTES)
