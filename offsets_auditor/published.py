@@ -231,9 +231,17 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
             "size_bytes": sum(p["size_bytes"] for p in mine),
             "segments": sum(p["segment_count"] for p in mine),
             "groups": len(report["groups"]),
-            "corrupt_index_files": sum(1 for x in report["indexes"] if x["verdict"] != "ok"),
+            "corrupt_index_files": sum(
+                1 for x in report["indexes"] if x["verdict"] in _CORRUPT_INDEX_VERDICTS
+            ),
             "exit_status": report["exit_status"],
         }
+
+
+#: index verdicts (``offsets_auditor.indexes.Verdict``) of a file the broker's next start finds
+#: damaged: rebuilt, or failing the load. Not ``not-checked`` (2.3.0+ checks no index at load),
+#: ``missing``, ``rebuilt`` (a sound sibling of a damaged file) or ``changed``.
+_CORRUPT_INDEX_VERDICTS: Final = ("corrupt", "fatal")
 
 
 def partition_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

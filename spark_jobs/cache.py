@@ -3,11 +3,13 @@
 A rolled segment never changes until the cleaner replaces it (a new file, another inode), so a
 segment whose fingerprint is unchanged gives the same result: its size, its mtime and an xxhash
 of its first and last 64 KiB, with what the result also depends on (this code, the loader's rules
-and start offset, the reader). The active segment is never reused: the broker appends to it.
+and start offset, the reader). The active segment is fingerprinted as listed: once the broker
+appends to it, its size and mtime differ and it is read again.
 
-Entries are written by the executors that read the segments (tmp file + rename; a cache that
-cannot be written is skipped, never an error), so on a cluster ``--out`` must be a filesystem
-every executor sees for reuse to happen.
+Entries are written by the executors that read the segments (tmp file + rename) and read by the
+ones that fold each partition: the per-segment results travel through the results dir, not
+through Spark's shuffle (a partition's results can be far larger than the JVM's buffers). So on a
+cluster ``--out`` must be a filesystem every executor sees, as the log dirs are.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ def segment_key(source: fs.ReadOnlyFile, size: int, mtime_ms: int, context: str)
     digest.update(source.read_at(0, _EDGE))
     digest.update(source.read_at(max(size - _EDGE, 0), _EDGE))
     return digest.hexdigest()
+
+
+def exists(cache: Path, key: str) -> bool:
+    return (cache / f"{key}.pkl").is_file()
 
 
 def load(cache: Path, key: str) -> bytes | None:

@@ -226,7 +226,33 @@ def print_summary(result: Any, seconds: float) -> None:
                 out.write(f"    [{f['severity']}] {f['kind']}: {f['detail'][:160]}\n")
             if len(severe) > 10:
                 out.write(f"    ... {len(severe) - 10} more in the findings table\n")
+    print_replicas(result.reports, out)
     out.write(f"\npublished run {result.run_id} to {result.run_dir}\n")
+
+
+def print_replicas(reports: Any, out: Any) -> None:
+    """Replicas of one partition (same cluster, other brokers) side by side."""
+    replicas: dict[tuple[Any, int], list[tuple[Any, Any]]] = {}
+    for report in reports:
+        (broker,) = report["brokers"]
+        for p in report["partitions"]:
+            key = (broker["cluster_id"], p["partition"])
+            replicas.setdefault(key, []).append((broker, p))
+    shown = {k: v for k, v in replicas.items() if len({b["broker_id"] for b, _ in v}) > 1}
+    if not shown:
+        return
+    out.write("\nreplicas side by side (size, cleaner checkpoint, verdict):\n")
+    for (cluster, partition), copies in sorted(
+        shown.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])
+    ):
+        where = f" (cluster {cluster})" if cluster else ""
+        sides = "  |  ".join(
+            f"broker {b['broker_id']}: {p['size_bytes']:,} B, checkpoint"
+            f" {'-' if p['cleaner_checkpoint'] is None else p['cleaner_checkpoint']},"
+            f" {p['cleaner']['outcome']}"
+            for b, p in copies
+        )
+        out.write(f"  __consumer_offsets-{partition}{where}: {sides}\n")
 
 
 def local_path(text: str) -> Path | None:

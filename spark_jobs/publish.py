@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,15 +36,21 @@ def to_arrow(table: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """``rows`` (dicts keyed by the table's columns; a missing key is null) as an Arrow table
     with the published schema."""
     schema = arrow_schema(table)
-    columns: dict[str, list[Any]] = {name: [] for name in schema.names}
-    for row in rows:
-        for name, values in columns.items():
-            values.append(_plain(row.get(name)))
-    return pa.table(columns, schema=schema)
+    rows = list(rows)
+    return pa.table(
+        [_column([row.get(f.name) for row in rows], f.type) for f in schema], schema=schema
+    )
+
+
+def _column(values: list[Any], kind: pa.DataType) -> pa.Array:
+    try:
+        return pa.array(values, type=kind)
+    except UnicodeEncodeError:
+        # names that are not UTF-8 reach here surrogate-escaped; Parquet strings must be UTF-8
+        return pa.array([_plain(v) for v in values], type=kind)
 
 
 def _plain(value: Any) -> Any:
-    # names that are not UTF-8 reach here surrogate-escaped; Parquet strings must be UTF-8
     if isinstance(value, str):
         return value.encode("utf-8", "backslashreplace").decode("utf-8")
     return value
@@ -63,8 +70,8 @@ def publish(
     (staging / published.REPORTS).mkdir(parents=True)
     for name, table in tables.items():
         pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
-    for index, report in enumerate(reports):
-        _write_json(staging / published.REPORTS / f"{index}.json", report)
+    for index, report in enumerate(reports):  # compact: json's C encoder (indent is pure Python)
+        _write_json(staging / published.REPORTS / f"{index}.json", report, indent=None)
     _write_json(staging / published.MANIFEST, manifest)
     runs = results / published.RUNS
     runs.mkdir(parents=True, exist_ok=True)
@@ -76,6 +83,7 @@ def publish(
     os.replace(latest_tmp, results / published.LATEST)
     _fsync_dir(results)
     prune_runs(results, keep)
+    prune_leftovers(results)
     return final
 
 
@@ -86,6 +94,33 @@ def prune_runs(results: Path, keep: int) -> list[str]:
     removed = [r for r in runs[: max(len(runs) - keep, 0)] if r != latest]
     for run_id in removed:
         shutil.rmtree(results / published.RUNS / run_id, ignore_errors=True)
+    return removed
+
+
+#: A run still in ``.staging`` after this long was left by a scan that was killed.
+STALE_SECONDS = 6 * 3600
+
+
+def prune_leftovers(results: Path, now: float | None = None) -> list[Path]:
+    """Remove what killed scans left behind: staging dirs and ``LATEST`` temporaries older than
+    ``STALE_SECONDS`` (a scan running now, into the same results, keeps its own)."""
+    now = time.time() if now is None else now
+    candidates = [
+        *((results / published.STAGING).glob("*")),
+        *results.glob(f".{published.LATEST}.*.tmp"),
+    ]
+    removed = []
+    for path in candidates:
+        try:
+            if now - path.stat().st_mtime < STALE_SECONDS:
+                continue
+        except FileNotFoundError:
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
     return removed
 
 
@@ -103,9 +138,9 @@ def read_latest(results: Path) -> str | None:
         return None
 
 
-def _write_json(path: Path, data: Any) -> None:
+def _write_json(path: Path, data: Any, indent: int | None = 1) -> None:
     with open(path, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1, default=str)
+        json.dump(data, out, indent=indent, default=str)
         out.write("\n")
         out.flush()
         os.fsync(out.fileno())

@@ -80,6 +80,8 @@ def read_slots(
 
 
 def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
+    """Stage A for one segment. Its result goes to the cache (``result`` stays empty in the
+    row) or, when the cache cannot be written, travels in the row."""
     row: dict[str, Any] = {
         "input": task.input,
         "partition": task.partition,
@@ -105,18 +107,13 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
         result = read_segment_result(partition, segment, work.groups_plan, ctx.read.segment)
         return {**row, "status": OK, "result": cache.dumps(result)}
     with source:
-        if source.size < task.size or (task.reusable and source.size != task.size):
-            return row  # truncated or replaced in place since listed
-        cache_dir = Path(ctx.cache_dir) if ctx.cache_dir else None
-        key = (
-            cache.segment_key(source, task.size, task.mtime_ms, task.context)
-            if task.reusable and cache_dir is not None
-            else None
-        )
-        if key is not None and cache_dir is not None:
-            payload = cache.load(cache_dir, key)
-            if payload is not None:
-                return {**row, "status": OK, "reused": True, "cache_key": key, "result": payload}
+        # a rolled segment never grows; the active one may, and is read as listed
+        if source.size < task.size or (not task.active and source.size != task.size):
+            return row  # truncated or rewritten in place since listed
+        cache_dir = Path(ctx.cache_dir)
+        key = cache.segment_key(source, task.size, task.mtime_ms, task.context)
+        if cache.exists(cache_dir, key):
+            return {**row, "status": OK, "reused": True, "cache_key": key}
         label = segment_label(partition, segment)
         result = read_segment_result(
             partition,
@@ -125,8 +122,8 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
             lambda _p, _s: ctx.read.source(source, label),
         )
         payload = cache.dumps(result)
-        if key is not None and cache_dir is not None and cache.store(cache_dir, key, payload):
-            row["cache_key"] = key
+        if cache.store(cache_dir, key, payload):
+            return {**row, "status": OK, "cache_key": key}
         return {**row, "status": OK, "result": payload}
 
 
@@ -143,7 +140,12 @@ def fold_partition(
         partition = ctx.partitions[(index, name)]
         if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
             return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
-        results: list[SegmentResult] = [cache.loads(r["result"]) for r in rows]
+        results: list[SegmentResult] = []
+        for r in rows:  # one payload in memory at a time
+            payload = r["result"] or cache.load(Path(ctx.cache_dir), r["cache_key"])
+            if payload is None:  # the cache entry is gone (or not shared): read it again
+                return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
+            results.append(cache.loads(payload))
         plan, work = ctx.plans[index], ctx.works[index]
         outcome = audit_partition(work, partition, results, plan.configs, plan.now_ms)
         segments = [

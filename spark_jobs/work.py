@@ -39,12 +39,8 @@ class SegmentTask:
     size: int
     mtime_ms: int
     identity: tuple[int, int]
-    active: bool
+    active: bool  # the partition's last segment: the broker may append to it
     context: str  # cache.context_digest of what its result depends on
-
-    @property
-    def reusable(self) -> bool:
-        return not self.active
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +61,7 @@ class Context:
     works: dict[int, LogDirWork]
     partitions: dict[tuple[int, str], PartitionDir]
     read: ReadOptions
-    cache_dir: str | None
+    cache_dir: str
     slots: list[list[SegmentTask]] = field(default_factory=list)
 
 

@@ -24,3 +24,7 @@ def cleaner_died() -> Path:
 def small_gzip() -> Path:
     """Kafka 2.3.0: gzip v2 batches, transactional commits, cleaned segments (shared fixture)."""
     return FIXTURES / "kafka-2.3.0" / "small-gzip"
+
+
+# The service's tests: the real scan's run (Spark once per session) and the real server.
+from tests.support.service import live_server, published_run, spark  # noqa: E402,F401

@@ -24,7 +24,11 @@ from spark_jobs.scan import ScanOptions, ScanResult, run_scan
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).parent / "fixtures"
-LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs"))
+#: the project's fixtures, and the shared ones next to the checkout when present
+SHARED = Path(__file__).resolve().parents[2] / "shared/fixtures"
+LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs")) + sorted(
+    SHARED.glob("kafka-*/*/kafka-logs")
+)
 NOW_MS = 1_790_000_000_000
 #: findings only a scan of several log dirs makes
 ACROSS_LOG_DIRS = {"duplicate-broker-id", "replica-divergence"}
@@ -64,12 +68,34 @@ def without_across(report: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "index", range(len(LOG_DIRS)), ids=[str(d.parent.relative_to(FIXTURES)) for d in LOG_DIRS]
+    "index", range(len(LOG_DIRS)), ids=["/".join(d.parts[-4:-1]) for d in LOG_DIRS]
 )
 def test_each_log_dir_reads_as_audit_reads_it(everything: ScanResult, index: int) -> None:
+    """The scan's report of each log dir is audit's, and so are its published rows."""
     scanned = everything.reports[index]
     assert scanned["brokers"][0]["log_dir"] == str(LOG_DIRS[index])
-    assert without_across(scanned) == without_across(audit_report(LOG_DIRS[index]))
+    expected = audit_report(LOG_DIRS[index])
+    assert without_across(scanned) == without_across(expected)
+    for table in ("partitions", "groups", "indexes", "findings"):
+        rows = [
+            r
+            for r in pq.read_table(everything.run_dir / f"{table}.parquet").to_pylist()
+            if r["input"] == index and r.get("kind") not in ACROSS_LOG_DIRS
+        ]
+        columns = [c for c, _ in published.TABLES[table] if not c.startswith("unknown_record")]
+        wanted = [
+            {c: _parquet(r.get(c)) for c in columns}
+            for r in published.ROWS[table](index, expected)
+            if r.get("kind") not in ACROSS_LOG_DIRS
+        ]
+        assert [{c: r[c] for c in columns} for r in rows] == wanted, table
+
+
+def _parquet(value: Any) -> Any:
+    """A value as it reads back from Parquet (surrogate-escaped names come back escaped)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def test_the_run_is_published_whole(everything: ScanResult) -> None:
@@ -129,8 +155,9 @@ def test_the_cleaner_died_broker(spark: Any, tmp_path: Path) -> None:
 
 
 def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None:
-    """Rolled segments are reused; the active segments, and a segment the cleaner replaced,
-    are read again; the verdicts do not change."""
+    """Segments whose fingerprint did not change are reused (a no-change rescan reads
+    nothing); a segment the cleaner replaced, or an active segment the broker appended to, is
+    read again; the verdicts do not change."""
     log_dir = tmp_path / "kafka-logs"
     shutil.copytree(FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs", log_dir)
     out = tmp_path / "results"
@@ -140,8 +167,8 @@ def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None
     assert rolled and first.manifest["reuse"]["segments_reused"] == 0
 
     second = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
-    assert second.manifest["reuse"]["segments_reused"] == len(rolled)
-    assert second.manifest["reuse"]["segments_read"] == len(segments) - len(rolled)
+    assert second.manifest["reuse"]["segments_reused"] == len(segments)
+    assert second.manifest["reuse"]["segments_read"] == 0
     assert without_across(second.reports[0]) == without_across(first.reports[0])
 
     # the cleaner swaps in a new file under the same name (written now: another mtime), read
@@ -156,12 +183,17 @@ def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None
     reread = [
         s for s in pq.read_table(third.run_dir / "segments.parquet").to_pylist() if not s["reused"]
     ]
-    assert third.manifest["reuse"]["segments_reused"] == len(rolled) - 1
-    assert {(s["partition"], s["file"]) for s in reread if not s["active"]} == {
-        (victim["partition"], victim["file"])
-    }
+    assert third.manifest["reuse"]["segments_reused"] == len(segments) - 1
+    assert {(s["partition"], s["file"]) for s in reread} == {(victim["partition"], victim["file"])}
+
+    # the broker appends to an active segment: it is read again, as listed
+    active = next(s for s in segments if s["active"] and s["size_bytes"] > 0)
+    path = log_dir / f"__consumer_offsets-{active['partition']}" / active["file"]
+    os.utime(path, (path.stat().st_mtime + 5,) * 2)
+    fourth = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    assert fourth.manifest["reuse"]["segments_read"] == 1
     assert without_across(third.reports[0]) == without_across(first.reports[0])
-    assert sorted(publish.list_runs(out)) == sorted([first.run_id, second.run_id, third.run_id])
+    assert len(publish.list_runs(out)) == 4
 
 
 def test_keep_removes_older_runs_after_publishing(spark: Any, tmp_path: Path) -> None:

@@ -117,3 +117,30 @@ def test_two_log_dirs_claiming_one_broker_id() -> None:
         (1, "duplicate-broker-id"),
     ]
     assert "/a, /b" in found[0][1].detail
+
+
+def test_replicas_are_printed_side_by_side() -> None:
+    from spark_jobs.cli import print_replicas
+
+    def one(broker: int, checkpoint: int | None, size: int, outcome: str) -> Any:
+        return {
+            "brokers": [{"broker_id": broker, "cluster_id": "c1", "log_dir": f"/b{broker}"}],
+            "partitions": [
+                {
+                    "partition": 3,
+                    "size_bytes": size,
+                    "cleaner_checkpoint": checkpoint,
+                    "cleaner": {"outcome": outcome},
+                }
+            ],
+        }
+
+    out = io.StringIO()
+    print_replicas([one(1, None, 100, "thread-death"), one(2, 50, 2000, "single-pass")], out)
+    assert out.getvalue().splitlines()[-1] == (
+        "  __consumer_offsets-3 (cluster c1): broker 1: 100 B, checkpoint -, thread-death  |"
+        "  broker 2: 2,000 B, checkpoint 50, single-pass"
+    )
+    out = io.StringIO()
+    print_replicas([one(1, None, 100, "x"), one(1, None, 100, "x")], out)  # copies of one broker
+    assert out.getvalue() == ""

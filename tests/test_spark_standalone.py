@@ -1,5 +1,6 @@
-"""The scan submitted unchanged with ``spark-submit`` to a real Spark standalone cluster (master
-and worker JVMs on loopback, executors in their own processes): the same report as ``audit``."""
+"""The scan submitted unchanged with ``spark-submit`` to a real Spark standalone cluster (a master
+and two workers, JVMs on loopback, executors in their own processes): the same run as local
+mode, and the same report as ``audit``."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
+from offsets_auditor import published
 from offsets_auditor.meta_properties import parse_java_properties
 from spark_jobs import publish
+from spark_jobs.scan import ScanOptions, run_scan
+from spark_jobs.session import spark_session
 from tests.test_scan import NOW_MS, audit_report, without_across
 
 pytestmark = pytest.mark.slow
@@ -39,9 +44,20 @@ def test_spark_submit_to_a_standalone_cluster(tmp_path: Path) -> None:
         env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin", "SPARK_MASTER_PORT": "17177"},
     )
     assert done.returncode == 2, done.stderr[-3000:]  # critical findings: the thread death
-    assert "the worker launched 1 executor(s)" in done.stderr
+    assert "2 workers launched 2 executor(s)" in done.stderr
     run = tmp_path / "runs" / str(publish.read_latest(tmp_path))
     report = json.loads((run / "reports/0.json").read_text())
     properties = tuple(parse_java_properties(config.read_text()))
     assert without_across(report) == without_across(audit_report(LOG_DIR, properties))
     assert "published run" in done.stdout
+    local = run_scan(
+        spark_session("local[2]"),
+        ScanOptions(
+            log_dirs=(LOG_DIR,), out=tmp_path / "local", properties=properties, now_ms=NOW_MS
+        ),
+    )
+    for table in published.TABLES:
+        assert pq.read_table(run / f"{table}.parquet") == pq.read_table(
+            local.run_dir / f"{table}.parquet"
+        ), table
+    assert report == json.loads((local.run_dir / "reports/0.json").read_text())

@@ -574,11 +574,24 @@ def _column_metadata(
 
     def metadata(chosen: npt.NDArray[np.intp]) -> list[str]:
         picked = rows[chosen]
-        sizes = chunk.records.metadata_size[picked]
-        return [
-            java_utf8(chunk.metadata_bytes(row)) if size else ""
-            for row, size in zip(picked.tolist(), sizes.tolist(), strict=True)
-        ]
+        r, buffers = chunk.records, chunk.buffers
+        decoded: dict[bytes, str] = {}  # metadata strings repeat (client names, "")
+        out = []
+        for buffer, start, size in zip(
+            r.buffer[picked].tolist(),
+            r.metadata_start[picked].tolist(),
+            r.metadata_size[picked].tolist(),
+            strict=True,
+        ):
+            if not size:
+                out.append("")
+                continue
+            raw = bytes(buffers[buffer][start : start + size])
+            text = decoded.get(raw)
+            if text is None:
+                text = decoded[raw] = java_utf8(raw)
+            out.append(text)
+        return out
 
     return metadata
 

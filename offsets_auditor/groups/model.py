@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding
@@ -44,9 +45,10 @@ class TopicPartition:
         return {"topic": self.topic, "partition": self.partition}
 
 
-@dataclass(frozen=True, slots=True)
-class CommittedOffset:
-    """One offset of a group for one topic-partition.
+class CommittedOffset(NamedTuple):
+    """One offset of a group for one topic-partition (a ``NamedTuple``: a big group's recovery
+    builds one per topic-partition, and a tuple is built three times faster than a frozen
+    dataclass).
 
     ``expire_timestamp`` exists only in OffsetCommitValue v1 and is ``None`` when absent or
     ``-1`` (``OffsetCommitRequest.DEFAULT_TIMESTAMP``). ``leader_epoch`` is ``None`` when

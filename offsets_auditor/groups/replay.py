@@ -172,10 +172,15 @@ class _KeyIds:
         count = self.table.ids(np.ascontiguousarray(packed), ids)
         if count > before:
             new = np.flatnonzero(ids >= before)
-            firsts = np.unique(ids[new], return_index=True)[1]
-            for row in new[firsts].tolist():
-                g, t, p, _padding = packed[row].tolist()
-                self.keys.append((g, t, p))
+            firsts = new[np.unique(ids[new], return_index=True)[1]]  # in id order
+            self.keys.extend(
+                zip(
+                    packed[firsts, 0].tolist(),
+                    packed[firsts, 1].tolist(),
+                    packed[firsts, 2].tolist(),
+                    strict=True,
+                )
+            )
         return ids
 
     def key(self, kid: int) -> tuple[str, str, int]:
@@ -383,22 +388,23 @@ class GroupsFold:
             c.producer_id[present].tolist(),
             c.metadata[present].tolist(),
         )
+        keys, names = self._keys.keys, self._keys.names
         for kid, offset, committed_at, expire, epoch, log_offset, version, pid, metadata in zip(
             present.tolist(), *columns, strict=True
         ):
-            group, topic, partition = self._keys.key(kid)
-            offsets.setdefault(group, []).append(
+            group, topic, partition = keys[kid]
+            offsets.setdefault(names[group], []).append(
                 CommittedOffset(
-                    topic=topic,
-                    partition=partition,
-                    offset=offset,
-                    metadata=metadata,
-                    commit_timestamp=committed_at,
-                    expire_timestamp=None if expire == DEFAULT_TIMESTAMP else expire,
-                    leader_epoch=None if epoch < 0 else epoch,
-                    log_offset=log_offset,
-                    value_version=version,
-                    producer_id=None if pid < 0 else pid,
+                    names[topic],
+                    partition,
+                    offset,
+                    metadata,
+                    committed_at,
+                    None if expire == DEFAULT_TIMESTAMP else expire,
+                    None if epoch < 0 else epoch,
+                    log_offset,
+                    version,
+                    None if pid < 0 else pid,
                 )
             )
         return offsets

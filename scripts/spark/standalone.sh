@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A real Spark standalone cluster on loopback (one master, one worker: separate JVMs, executors
-# in their own processes), the scan submitted to it with spark-submit, unchanged, then stopped.
+# A real Spark standalone cluster on loopback (one master and ${SPARK_WORKERS:-2} workers of one
+# core each: separate JVMs, executors in their own processes), the scan submitted to it with
+# spark-submit, unchanged, then stopped.
 #
 #   scripts/spark/standalone.sh [spark-submit args after the master...] -- LOGDIR... --out RESULTS
 #
@@ -20,15 +21,21 @@ trap stop EXIT
   --webui-port 0 >"$work/master.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 60); do grep -q "I have been elected leader" "$work/master.log" && break; sleep 0.5; done
-"$bin/spark-class" org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --cores 2 --memory 2g \
-  --webui-port 0 "spark://127.0.0.1:$port" >"$work/worker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 60); do grep -q "Successfully registered with master" "$work/worker.log" && break; sleep 0.5; done
-grep -q "Successfully registered with master" "$work/worker.log" || { cat "$work"/*.log >&2; exit 1; }
+workers=${SPARK_WORKERS:-2}
+for n in $(seq "$workers"); do
+  SPARK_WORKER_DIR=$work/worker-$n "$bin/spark-class" org.apache.spark.deploy.worker.Worker \
+    --host 127.0.0.1 --cores 1 --memory 1g --webui-port 0 "spark://127.0.0.1:$port" \
+    >"$work/worker-$n.log" 2>&1 &
+  pids+=($!)
+done
+for n in $(seq "$workers"); do
+  for _ in $(seq 60); do grep -q "Successfully registered with master" "$work/worker-$n.log" && break; sleep 0.5; done
+  grep -q "Successfully registered with master" "$work/worker-$n.log" || { cat "$work"/*.log >&2; exit 1; }
+done
 status=0
 "$bin/spark-submit" --master "spark://127.0.0.1:$port" \
   --conf spark.ui.enabled=false --conf "spark.pyspark.python=$python" \
   "$repo/spark_jobs/scan.py" "$@" || status=$?
-launched=$(grep -c "Asked to launch executor" "$work/worker.log" || true)
-echo "standalone cluster: the worker launched $launched executor(s) for the scan" >&2
+launched=$(cat "$work"/worker-*.log | grep -c "Asked to launch executor" || true)
+echo "standalone cluster: $workers workers launched $launched executor(s) for the scan" >&2
 exit $status

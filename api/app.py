@@ -1,0 +1,61 @@
+"""The FastAPI app, built by ``create_app(settings)``: the store and its poller are created in
+the lifespan (nothing is read at import), the metrics registry is the app's own."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
+
+from api.metrics import RunCollector
+from api.models import BAD_REQUEST
+from api.routers import groups, ops, status, tables
+from api.settings import Settings
+from api.store import Poller, ResultsStore
+
+DESCRIPTION = """\
+Serves the latest run `offsets-auditor scan` published to a results dir: the cleaner's verdicts,
+partition health, recovered group offsets, findings, alerts and Prometheus metrics.
+Read-only; it never touches a broker's disks.
+
+Group ids go percent-encoded in the path (`/groups/a%2Fb/coordinator-partition`), or in the
+query form (`/group/coordinator-partition?group=a/b`), the only form for the empty id
+(`?group=`). Long lists are paged with `limit` (1-1000) and `offset`.
+"""
+
+
+def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store: ResultsStore = app.state.store
+        store.refresh()
+        poller = Poller(store, settings.poll_seconds) if poll else None
+        if poller is not None:
+            poller.start()
+        try:
+            yield
+        finally:
+            if poller is not None:
+                poller.stop()
+
+    app = FastAPI(
+        title="offsets-auditor",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        responses=BAD_REQUEST,
+    )
+    store = ResultsStore(settings.results)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RunCollector(store))
+    app.state.settings = settings
+    app.state.store = store
+    app.state.registry = registry
+    app.state.metrics_cache = {}
+    for router in (status.router, ops.router, groups.router, tables.router):
+        app.include_router(router)
+    app.add_middleware(groups.GroupIdPath)
+
+    return app

@@ -1,0 +1,157 @@
+"""``offsets-auditor serve``: the HTTP service over a results dir. Registered through the
+``offsets_auditor.commands`` entry point; imports nothing heavy until it runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+SUMMARY = (
+    "serve the latest published run: Prometheus metrics, alerts, the on-call API, a status page"
+)
+
+EPILOG = """\
+RESULTS is what `offsets-auditor scan --out RESULTS` publishes to. The service reads only it
+(Parquet + manifest), picks up each new run without a restart, and keeps serving the last good
+run when a newer one cannot be read (GET /readyz and the offsets_auditor_results_* metrics say
+so). Every option can also be set as an environment variable OFFSETS_AUDITOR_<OPTION> (e.g.
+OFFSETS_AUDITOR_RESULTS, OFFSETS_AUDITOR_PORT); an option given here wins.
+
+Endpoints: / (status page), /metrics, /alerts, /healthz, /readyz,
+/groups/{id}/coordinator-partition, /groups/{id}, /groups/{id}/reset-offsets.csv (and their
+query forms under /group?group=ID, the empty id's only form), /partitions, /brokers, /segments,
+/indexes, /findings, /runs; /openapi.json describes them all.
+
+Exit status: 0 after Ctrl-C or SIGTERM, 3 usage errors."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help=SUMMARY,
+        description=SUMMARY[0].upper() + SUMMARY[1:] + ".",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--results", type=Path, metavar="RESULTS", help="the results dir")
+    parser.add_argument("--host", metavar="H", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, metavar="P", help="port (default 8080; 0: any free)")
+    parser.add_argument(
+        "--never-compacted-threshold-bytes",
+        type=int,
+        metavar="BYTES",
+        help="OffsetsPartitionNeverCompacted above this size (default 104857600, 100 MiB)",
+    )
+    parser.add_argument(
+        "--coordinator-load-threshold-seconds",
+        type=float,
+        metavar="S",
+        help="OffsetsCoordinatorLoadSlow above this load estimate (default 10, the consumers'"
+        " session.timeout.ms)",
+    )
+    parser.add_argument(
+        "--stale-run-threshold-seconds",
+        type=float,
+        metavar="S",
+        help="OffsetsScanStale when the latest run is older (default 7200)",
+    )
+    parser.add_argument(
+        "--poll-seconds",
+        type=float,
+        metavar="S",
+        help="how often to look for a new run (default 5)",
+    )
+    parser.add_argument("--runbook-base-url", metavar="URL", help="alerts' runbook_url prefix")
+    parser.set_defaults(handler=run)
+
+
+_OPTIONS = (
+    "results",
+    "host",
+    "port",
+    "never_compacted_threshold_bytes",
+    "coordinator_load_threshold_seconds",
+    "stale_run_threshold_seconds",
+    "poll_seconds",
+    "runbook_base_url",
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from api.settings import Settings
+
+    given = {k: getattr(args, k) for k in _OPTIONS if getattr(args, k) is not None}
+    try:
+        settings = Settings(**given)
+    except ValidationError as error:
+        for e in error.errors():
+            where = ".".join(str(x) for x in e["loc"])
+            print(
+                f"offsets-auditor serve: --{where.replace('_', '-')}: {e['msg']}", file=sys.stderr
+            )
+        return 3
+    if not settings.results.is_dir():
+        print(
+            f"offsets-auditor serve: {settings.results} is not a directory (give the --out of"
+            " `offsets-auditor scan`)",
+            file=sys.stderr,
+        )
+        return 3
+    serve(settings)
+    return 0
+
+
+def serve(settings: Any) -> None:
+    import uvicorn
+
+    from api.app import create_app
+
+    server = uvicorn.Server(uvicorn_config(create_app(settings), settings.host, settings.port))
+    _announce(server, settings)
+    server.run()
+
+
+#: The longest request head h11 reads (its default, 16 KiB, answers a longer URL with a bare
+#: "Invalid HTTP request received."): a group id of 32767 UTF-8 bytes is up to 98,301
+#: characters percent-encoded, so a long id gets the service's own 400 with its reason.
+MAX_REQUEST_HEAD_BYTES = 1024 * 1024
+
+
+def uvicorn_config(app: Any, host: str, port: int, log_level: str = "info") -> Any:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
+    )
+
+
+def _announce(server: Any, settings: Any) -> None:
+    """Print the URL once the socket listens (with --port 0, the port the system chose)."""
+    started = server.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await started(sockets=sockets)
+        for s in server.servers:
+            for sock in s.sockets:
+                host, port = sock.getsockname()[:2]
+                shown = "localhost" if host in ("127.0.0.1", "::1") else host
+                if ":" in shown:
+                    shown = f"[{shown}]"
+                print(
+                    f"offsets-auditor serve: serving {settings.results} at http://{shown}:{port}/"
+                    " (Ctrl-C stops it)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return
+
+    server.startup = startup

@@ -1,0 +1,239 @@
+"""One published run read with pyarrow (never Spark): its manifest and the tables of
+``offsets_auditor.published``, checked against that contract, held in memory for the API.
+
+Every table but ``groups`` is small (rows per partition, segment, index file or finding) and is
+kept as rows. ``groups`` has one row per group, log dir and committed topic-partition, millions
+on a big cluster: it stays an Arrow table, its repetitive string columns dictionary-encoded,
+and a group's rows are found by binary search over the sorted distinct ids (``GroupIndex``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from offsets_auditor import published
+
+_TYPES = {
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+    "list<int64>": pa.list_(pa.int64()),
+}
+
+#: the name of a ``__consumer_offsets`` partition as findings and indexes give it
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class UnreadableRun(Exception):
+    """A run the service cannot serve: missing or damaged files, or another schema version."""
+
+
+def partition_name(number: int) -> str:
+    return f"{OFFSETS_TOPIC}-{number}"
+
+
+def cluster_key(value: str | None) -> str:
+    """A cluster id as the API and the metrics name it: empty when ``meta.properties`` has
+    none."""
+    return value or ""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupIndex:
+    """A group's rows without sorting (copying) the table: ``ids`` the distinct group ids in
+    order, ``order`` the table's row numbers grouped by id in that order, ``starts[i]`` where the
+    rows of ``ids[i]`` begin in ``order`` (``starts[-1] == len(order)``)."""
+
+    table: pa.Table
+    ids: np.ndarray
+    order: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def build(cls, table: pa.Table) -> GroupIndex:
+        column = pc.fill_null(table["group"], "").combine_chunks()
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(column)
+        codes = column.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        # the distinct ids in order: pyarrow sorts strings by UTF-8 bytes, the same order as
+        # Python's by code point
+        by_name = pc.sort_indices(column.dictionary).to_numpy()
+        ids = np.array(column.dictionary.take(pa.array(by_name)).to_pylist(), dtype=object)
+        rank = np.empty(len(by_name), dtype=np.int64)
+        rank[by_name] = np.arange(len(by_name))
+        row_ranks = rank[codes]
+        order = np.argsort(row_ranks, kind="stable")
+        counts = np.bincount(row_ranks, minlength=len(ids))
+        starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        table = table.set_column(table.schema.get_field_index("group"), "group", column)
+        return cls(table, ids, order, starts)
+
+    def __len__(self) -> int:
+        """The number of distinct groups."""
+        return len(self.ids)
+
+    def rows(self, group: str) -> list[dict[str, Any]]:
+        i = int(np.searchsorted(self.ids, group))
+        if i == len(self.ids) or self.ids[i] != group:
+            return []
+        rows = self.order[self.starts[i] : self.starts[i + 1]]
+        return self.table.take(pa.array(rows)).to_pylist()
+
+    def names(self, prefix: str, offset: int, limit: int) -> tuple[int, list[str]]:
+        """(how many groups start with ``prefix``, a page of them in order)."""
+        lo = bisect_left(self.ids, prefix) if prefix else 0
+        hi = bisect_left(self.ids, _after_prefix(prefix)) if prefix else len(self.ids)
+        page = self.ids[lo + offset : min(lo + offset + limit, hi)]
+        return hi - lo, [str(x) for x in page]
+
+
+def _after_prefix(prefix: str) -> str:
+    """The smallest string greater than every string starting with ``prefix``."""
+    return prefix + "\U0010ffff" * 2
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRun:
+    run_id: str
+    path: Path
+    manifest: dict[str, Any]
+    brokers: list[dict[str, Any]]
+    partitions: list[dict[str, Any]]
+    segments: list[dict[str, Any]]
+    indexes: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    groups: GroupIndex
+    loaded_at: float = field(default_factory=time.time)
+
+    @property
+    def finished_at(self) -> float:
+        """The run's end, Unix seconds."""
+        return iso_seconds(self.manifest["finished_at"])
+
+    def clusters(self) -> list[str]:
+        found = {cluster_key(b["cluster_id"]) for b in self.brokers}
+        found |= {cluster_key(p["cluster_id"]) for p in self.partitions}
+        return sorted(found)
+
+    def partitions_of(self, cluster: str) -> Iterator[dict[str, Any]]:
+        return (p for p in self.partitions if cluster_key(p["cluster_id"]) == cluster)
+
+    def findings_of(self, log_dir: str, partition: int | None) -> list[dict[str, Any]]:
+        """The findings of one log dir, about one offsets partition (or about the log dir as a
+        whole when ``partition`` is None)."""
+        name = None if partition is None else partition_name(partition)
+        return [f for f in self.findings if f["log_dir"] == log_dir and f["partition"] == name]
+
+    def configured_partitions(self) -> int | None:
+        """``offsets.topic.num.partitions`` as the scan was given it (``--set`` or
+        ``--broker-config``), if it was."""
+        config = self.manifest.get("config") or {}
+        for source in ("overrides", "properties"):
+            value = (config.get(source) or {}).get("offsets.topic.num.partitions")
+            if value is not None:
+                try:
+                    return int(str(value).strip())
+                except ValueError:
+                    return None
+        return None
+
+
+def iso_seconds(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """Read a published run; ``UnreadableRun`` says what is wrong with it."""
+    try:
+        manifest = json.loads((run_dir / published.MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UnreadableRun(f"{run_dir.name}/{published.MANIFEST}: {error}") from error
+    if not isinstance(manifest, dict):
+        raise UnreadableRun(f"{run_dir.name}/{published.MANIFEST}: not a JSON object")
+    version = manifest.get("schema_version")
+    if version != published.SCHEMA_VERSION:
+        raise UnreadableRun(
+            f"{run_dir.name}: schema_version {version!r}, this service reads"
+            f" {published.SCHEMA_VERSION}"
+        )
+    missing = [f for f in ("run_id", "finished_at") if not isinstance(manifest.get(f), str)]
+    if missing:
+        raise UnreadableRun(f"{run_dir.name}/{published.MANIFEST}: no {', '.join(missing)}")
+    try:
+        iso_seconds(manifest["finished_at"])
+    except ValueError as error:
+        raise UnreadableRun(f"{run_dir.name}: finished_at: {error}") from error
+    tables = {
+        name: read_table(run_dir, name, dictionary=_REPETITIVE.get(name, ()))
+        for name in published.TABLES
+    }
+    run = LoadedRun(
+        run_id=run_dir.name,
+        path=run_dir,
+        manifest=manifest,
+        brokers=tables["brokers"].to_pylist(),
+        partitions=tables["partitions"].to_pylist(),
+        segments=tables["segments"].to_pylist(),
+        indexes=tables["indexes"].to_pylist(),
+        findings=tables["findings"].to_pylist(),
+        groups=GroupIndex.build(tables["groups"]),
+    )
+    pa.default_memory_pool().release_unused()  # what reading and indexing took and freed
+    return run
+
+
+#: string columns of the groups table with few distinct values (kept dictionary-encoded: the
+#: same log dir, state or topic name is not held once per row)
+_REPETITIVE: dict[str, tuple[str, ...]] = {
+    "groups": (
+        "log_dir",
+        "cluster_id",
+        "group",
+        "state",
+        "group_type",
+        "protocol_type",
+        "protocol",
+        "topic",
+        "metadata",
+    )
+}
+
+
+def read_table(
+    run_dir: Path, name: str, columns: list[str] | None = None, dictionary: tuple[str, ...] = ()
+) -> pa.Table:
+    """One table of a run, with the published columns and types (extra columns, which a newer
+    scan may add without a new schema version, are left out); ``dictionary``: string columns
+    to keep dictionary-encoded."""
+    wanted = [(c, t) for c, t in published.TABLES[name] if columns is None or c in columns]
+    path = run_dir / f"{name}.parquet"
+    try:
+        table = pq.read_table(
+            path, columns=[c for c, _ in wanted], read_dictionary=list(dictionary) or None
+        )
+        if dictionary:
+            table = table.unify_dictionaries().combine_chunks()
+    except (OSError, pa.ArrowException) as error:
+        raise UnreadableRun(f"{run_dir.name}/{path.name}: {error}") from error
+    for column, kind in wanted:
+        found = table.schema.field(column).type
+        if pa.types.is_dictionary(found):
+            found = found.value_type
+        if found != _TYPES[kind]:
+            raise UnreadableRun(
+                f"{run_dir.name}/{path.name}: column {column} is {found}, the contract says {kind}"
+            )
+    return table

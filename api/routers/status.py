@@ -1,0 +1,39 @@
+"""``GET /``: the status page (``api.page``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import HTMLResponse
+
+from api.alerts import all_alerts
+from api.coordination import BadGroupId, answer, check_group_id
+from api.deps import SettingsDep, StoreDep
+from api.page import render
+
+router = APIRouter(tags=["status page"])
+
+
+@router.get("/", response_class=HTMLResponse)
+async def status_page(
+    store: StoreDep,
+    settings: SettingsDep,
+    group: Annotated[str | None, Query(max_length=3 * 32767)] = None,
+) -> HTMLResponse:
+    """The status page (HTML). ``?group=ID`` shows the group lookup's answer."""
+    run = store.current
+    ready, message = store.readiness()
+    alerts = all_alerts(run, store.trends, store.newest_error, settings, time.time())
+    lookup, error = None, None
+    if group is not None:
+        if run is None:
+            error = message
+        else:
+            try:
+                lookup = answer(run, check_group_id(group), run.clusters(), None)
+            except (BadGroupId, HTTPException) as problem:
+                error = str(problem)
+    html = render(run, message, store.newest_error is not None, alerts, lookup, error, group)
+    return HTMLResponse(html, status_code=200 if ready else 503)
