@@ -100,7 +100,7 @@ class Run:
     def cause(self) -> str:
         """Why a run failed, as the JVM or the CLI said it (the deepest cause, shortened)."""
         lines = [line.strip() for line in self.measured.stderr.splitlines()]
-        for marker in ("Caused by: ", "offsets-auditor scan: ", "Error"):
+        for marker in ("OutOfMemoryError", "Caused by: ", "offsets-auditor scan: ", "Error"):
             found = [line for line in lines if marker in line and not line.startswith("at ")]
             if found:
                 text = found[0].split(marker, 1)[-1] if marker.endswith(": ") else found[0]
