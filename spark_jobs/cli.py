@@ -21,7 +21,8 @@ file:// URI that every executor can read. Results go to RESULTS/runs/<run id>/ (
 manifest.json, each log dir's audit report), published atomically; RESULTS/LATEST names the
 newest. `offsets-auditor serve --results RESULTS` serves them.
 
-Exit status: 0 healthy, 1 warnings, 2 critical findings, 3 usage or input errors."""
+Exit status: 0 healthy, 1 warnings, 2 critical findings, 3 usage or input errors, 5 the Spark
+JVM died (most often out of memory: raise --driver-memory)."""
 
 
 def register(subparsers: Any) -> None:
@@ -68,6 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--master",
         metavar="M",
         help="Spark master URL (default: local[*], or what spark-submit was given)",
+    )
+    parser.add_argument(
+        "--driver-memory",
+        default="2g",
+        metavar="SIZE",
+        help="the Spark driver's JVM heap, e.g. 6g (default %(default)s; in local mode the"
+        " executors share it). Its need grows with the committed offsets scanned: about 2 GiB"
+        " per million. Under spark-submit, give spark-submit's own --driver-memory instead",
     )
     parser.add_argument(
         "--keep",
@@ -158,12 +167,20 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         return fail(f"cannot create {args.out}: {error.strerror}")
     try:
-        return scan(args.master, options)
+        return scan(args.master, options, args.driver_memory)
     except PlanError as error:
         return fail(str(error))
+    except (ConnectionError, EOFError) as error:  # the py4j link to a JVM that died
+        print(
+            f"offsets-auditor scan: the Spark JVM stopped answering ({type(error).__name__}):"
+            " most often it ran out of memory (java.lang.OutOfMemoryError above). Run again with"
+            " a larger --driver-memory (now " + args.driver_memory + "), or on a cluster.",
+            file=sys.stderr,
+        )
+        return 5
 
 
-def scan(master: str | None, options: Any) -> int:
+def scan(master: str | None, options: Any, driver_memory: str | None = None) -> int:
     from spark_jobs.progress import Progress
     from spark_jobs.scan import Counters, run_scan
     from spark_jobs.session import spark_session
@@ -172,7 +189,7 @@ def scan(master: str | None, options: Any) -> int:
     started = time.monotonic()
     if tty:
         print("starting Spark ...", file=sys.stderr, flush=True)
-    spark = spark_session(master)
+    spark = spark_session(master, driver_memory=driver_memory)
     counters = Counters(spark)
     progress = Progress(counters, sys.stderr, enabled=tty)
     try:

@@ -70,7 +70,7 @@ def publish(
     (staging / published.REPORTS).mkdir(parents=True)
     for name, table in tables.items():
         pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
-    for index, report in enumerate(reports):  # compact: json's C encoder (indent is pure Python)
+    for index, report in enumerate(reports):  # compact, so json's C encoder writes them
         _write_json(staging / published.REPORTS / f"{index}.json", report, indent=None)
     _write_json(staging / published.MANIFEST, manifest)
     runs = results / published.RUNS
@@ -139,8 +139,11 @@ def read_latest(results: Path) -> str | None:
 
 
 def _write_json(path: Path, data: Any, indent: int | None = 1) -> None:
+    # json.dumps, not json.dump: only the one-shot form uses json's C encoder (and only
+    # without indent); json.dump always runs the pure-Python one
+    text = json.dumps(data, indent=indent, default=str)
     with open(path, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=indent, default=str)
+        out.write(text)
         out.write("\n")
         out.flush()
         os.fsync(out.fileno())

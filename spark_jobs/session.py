@@ -9,9 +9,14 @@ from pathlib import Path
 from typing import Any
 
 
-def spark_session(master: str | None, app_name: str = "offsets-auditor scan") -> Any:
+def spark_session(
+    master: str | None, app_name: str = "offsets-auditor scan", driver_memory: str | None = None
+) -> Any:
     """The session. Without ``master`` and outside ``spark-submit``: ``local[*]``, with the
-    executors' Python the driver's own (the one offsets-auditor is installed in)."""
+    executors' Python the driver's own (the one offsets-auditor is installed in).
+    ``driver_memory`` is ``spark.driver.memory`` (in local mode also the executors' heap); it
+    takes effect only where this process starts the JVM (not under ``spark-submit``, whose
+    ``--driver-memory`` says it)."""
     from pyspark.sql import SparkSession
 
     submitted = "SPARK_SUBMIT_OPTS" in os.environ or _submitted()
@@ -20,6 +25,8 @@ def spark_session(master: str | None, app_name: str = "offsets-auditor scan") ->
         builder = builder.master(master)
     elif not submitted:
         builder = builder.master("local[*]")
+    if driver_memory is not None:
+        builder = builder.config("spark.driver.memory", driver_memory)
     if not submitted:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
