@@ -131,8 +131,20 @@ def _key_name(key_type: int) -> str:
 
 
 def _counts(values: np.ndarray[Any, Any]) -> list[tuple[int, int]]:
-    unique, counts = np.unique(values, return_counts=True)
-    return list(zip(unique.tolist(), counts.tolist(), strict=True))
+    """(value, how many) for each distinct value, in value order. The columns counted hold
+    few, small values: counted into bins, without sorting, when their span is small."""
+    if not values.size:
+        return []
+    low, high = int(values.min()), int(values.max())
+    if high - low >= _MAX_BINS:
+        unique, counts = np.unique(values, return_counts=True)
+        return list(zip(unique.tolist(), counts.tolist(), strict=True))
+    bins = np.bincount(values.astype(np.intp) - low)
+    present = np.flatnonzero(bins)
+    return list(zip((present + low).tolist(), bins[present].tolist(), strict=True))
+
+
+_MAX_BINS = 1 << 18
 
 
 def _add_counts(counter: Counter[str], values: np.ndarray[Any, Any], label: Any) -> None:

@@ -66,7 +66,7 @@ class Limits:
     ``max.message.bytes``, 1 MiB by default); ``decompress_limit``: largest decompressed payload
     of one compressed entry; ``max_chunk_records``: records per chunk."""
 
-    window_bytes: int = 8 * 1024 * 1024
+    window_bytes: int = 2 * 1024 * 1024
     max_batch_bytes: int = 64 * 1024 * 1024
     decompress_limit: int = 256 * 1024 * 1024
     max_chunk_records: int = MAX_CHUNK_RECORDS

@@ -25,10 +25,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 
-import cramjam
-import lz4.block
 import xxhash
-import zstandard
 
 from offsets_auditor.errors import CorruptError
 
@@ -272,6 +269,8 @@ def _snappy_blocks(view: memoryview) -> Iterator[memoryview]:
 
 
 def _unsnappy(view: memoryview, limit: int) -> bytes:
+    import cramjam  # loaded on first use: most segments need no codec
+
     # Pass 1: every raw block's varint preamble (its uncompressed length), summed and checked
     # against the limit before anything is allocated. Pass 2: decompress into one buffer.
     total = 0
@@ -390,6 +389,8 @@ def _lz4_block(stored: memoryview, capacity: int, max_block: int) -> bytes:
     ``capacity`` is below the block maximum, decode once more with the maximum to tell an
     over-limit block (returned, the caller raises) from a corrupt one (as Kafka, which always
     decodes into a block-maximum buffer)."""
+    import lz4.block  # loaded on first use: most segments need no codec
+
     try:
         return bytes(lz4.block.decompress(stored, uncompressed_size=capacity))
     except lz4.block.LZ4BlockError as error:
@@ -466,6 +467,8 @@ def _zstd_frames_end(view: memoryview) -> None:
 
 
 def _unzstd(view: memoryview, limit: int) -> bytes:
+    import zstandard  # loaded on first use: most segments need no codec
+
     _zstd_frames_end(view)
     out: list[bytes] = []
     total = 0
