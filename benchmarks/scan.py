@@ -108,6 +108,12 @@ class Run:
         return ""
 
     @property
+    def republished(self) -> bool:
+        """Whether the scan found nothing changed and published the latest run again (without
+        starting Spark)."""
+        return self.manifest is not None and bool(self.manifest["reuse"].get("run_reused"))
+
+    @property
     def job_seconds(self) -> float:
         """The wall time less Spark's start-up and stop: everything the scan does itself,
         publishing included (``audit``: its wall time)."""
@@ -391,7 +397,14 @@ def targets(
                 f" **{'met' if speedup >= 20 else 'NOT met'}**. The rescan read"
                 f" {reuse['segments_read']} segments again ({reuse['bytes_read'] / 1e9:.2f} GB)"
                 f" and reused {reuse['segments_reused']}"
-                f" ({reuse['bytes_reused'] / 1e9:.2f} GB). Wall time with Spark's start-up:"
+                f" ({reuse['bytes_reused'] / 1e9:.2f} GB)"
+                + (
+                    f"; nothing had changed, so it published run {reuse['run_reused']} again"
+                    " without starting Spark"
+                    if b.republished
+                    else ""
+                )
+                + f". Wall time with Spark's start-up:"
                 f" {a.measured.wall_seconds:.1f} -> {b.measured.wall_seconds:.1f} s"
                 f" ({a.measured.wall_seconds / b.measured.wall_seconds:.1f}x)."
             )
@@ -585,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     both = {0, 1} if (os.cpu_count() or 1) > 1 else {0}
 
     def log(run_: Run, *done: Path) -> Run:
-        if run_.master in startups:
+        if run_.master in startups and not run_.republished:
             run_.spark_seconds = spark_cost(startups[run_.master])
         print(json.dumps(_record(run_)), file=sys.stderr, flush=True)
         for path in done:  # results (and their segment cache) no longer needed: disk space
@@ -741,6 +754,7 @@ def _load_run(record: dict[str, Any], startups: dict[str, dict[str, float]]) -> 
         seconds = record.get("manifest_seconds", record.get("scan_seconds"))
         manifest = {"duration_seconds": seconds, "reuse": record["reuse"]}
     master = record["master"]
+    started_spark = master in startups and not (record["reuse"] or {}).get("run_reused")
     return Run(
         record["name"],
         master,
@@ -748,7 +762,7 @@ def _load_run(record: dict[str, Any], startups: dict[str, dict[str, float]]) -> 
         record["bytes"],
         record["records"],
         manifest,
-        spark_cost(startups[master]) if master in startups else 0.0,
+        spark_cost(startups[master]) if started_spark else 0.0,
         record.get("log_dirs") or (3 if "3 brokers" in record["name"] else 1),
     )
 

@@ -41,6 +41,7 @@ from offsets_auditor.cleaner.capacity import buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import fold_partition
 from offsets_auditor.cleaner.segment_facts import SegmentFacts, segment_facts
+from offsets_auditor.cleaner.selection import reads_clock
 from offsets_auditor.cleaner.verdict import Outcome, severity_of
 from offsets_auditor.damage import damage_findings, place_of
 from offsets_auditor.errors import DecodeError
@@ -126,6 +127,9 @@ class PartitionOutcome:
     emulated: tuple[Emulated, ...]
     replay: PartitionGroups | None
     findings: tuple[Finding, ...]
+    #: whether the outcome depends on the time of the audit (``now_ms``): a compaction lag
+    #: at one of the configs, or an open transaction (its age is reported)
+    reads_clock: bool = False
 
 
 def audit_partition(
@@ -174,6 +178,7 @@ def audit_partition(
         tuple(replace(x, scan=light) for x in emulated if x is not None),
         replay,
         tuple(findings),
+        reads_clock=bool(scan.transactions.ongoing) or any(reads_clock(c) for c in configs),
     )
 
 

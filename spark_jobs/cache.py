@@ -29,9 +29,9 @@ from offsets_auditor import fs
 _EDGE: Final = 64 * 1024
 
 
-def code_digest() -> str:
-    """A digest of the core's code (Python and native): results of other code are not reused."""
-    root = Path(offsets_auditor.__file__).parent
+def code_digest(root: Path = Path(offsets_auditor.__file__).parent) -> str:
+    """A digest of the code under ``root`` (Python and native; by default the core's): results
+    of other code are not reused."""
     digest = xxhash.xxh3_128()
     for path in sorted(root.rglob("*")):
         if path.suffix in (".py", ".so", ".c", ".h") and path.is_file():

@@ -182,79 +182,98 @@ def run(args: argparse.Namespace) -> int:
 
 def scan(master: str | None, options: Any, driver_memory: str | None = None) -> int:
     from spark_jobs.progress import Progress
-    from spark_jobs.scan import Counters, run_scan
+    from spark_jobs.scan import Counters, republish_unchanged, run_scan, start
     from spark_jobs.session import spark_session
 
     tty = sys.stderr.isatty()
     started = time.monotonic()
-    if tty:
-        print("starting Spark ...", file=sys.stderr, flush=True)
-    spark = spark_session(master, driver_memory=driver_memory)
-    counters = Counters(spark)
-    progress = Progress(counters, sys.stderr, enabled=tty)
-    try:
-        result = run_scan(spark, options, progress.set_total, counters)
-    finally:
-        progress.stop()
+    begun = start(options)
+    result = republish_unchanged(options, begun)  # nothing changed: no Spark to start
+    if result is None:
+        if tty:
+            print("starting Spark ...", file=sys.stderr, flush=True)
+        spark = spark_session(master, driver_memory=driver_memory)
+        counters = Counters(spark)
+        progress = Progress(counters, sys.stderr, enabled=tty)
+        try:
+            result = run_scan(spark, options, progress.set_total, counters, begun)
+        finally:
+            progress.stop()
     print_summary(result, time.monotonic() - started)
     status: int = result.manifest["exit_status"]
     return status
 
 
 def print_summary(result: Any, seconds: float) -> None:
+    """What the run published, from its tables (the same whether it was scanned or
+    republished)."""
+    import pyarrow.parquet as pq
+
     out = sys.stdout
     m = result.manifest
     counts, reuse = m["counts"], m["reuse"]
+    tables = {
+        name: pq.read_table(result.run_dir / f"{name}.parquet").to_pylist()
+        for name in ("brokers", "partitions", "findings")
+    }
+    mine: dict[str, dict[int, list[dict[str, Any]]]] = {"partitions": {}, "findings": {}}
+    for name, by_input in mine.items():
+        for row in tables[name]:
+            by_input.setdefault(row["input"], []).append(row)
     out.write(
         f"scanned {counts['log_dirs']} log dir(s): {counts['partitions']} partitions,"
         f" {counts['segments']} segments, {counts['bytes'] / 1048576:,.1f} MiB in {seconds:,.1f} s"
         f" ({reuse['segments_reused']} segment(s) reused from the previous scan,"
         f" {reuse['segments_read']} read)\n"
     )
-    for report in result.reports:
-        (broker,) = report["brokers"]
-        version = report["kafka_version"]
+    if reuse.get("run_reused"):
+        out.write(f"nothing changed since run {reuse['run_reused']}: published again\n")
+    for broker in tables["brokers"]:
+        partitions = mine["partitions"].get(broker["input"], [])
         out.write(
-            f"\nbroker {broker['broker_id']} ({broker['log_dir']}), Kafka {version['used']}"
-            f" ({version['basis']})\n"
+            f"\nbroker {broker['broker_id']} ({broker['log_dir']}), Kafka"
+            f" {broker['kafka_version']} ({broker['kafka_version_basis']})\n"
         )
         verdicts: dict[str, int] = {}
-        for p in report["partitions"]:
-            verdicts[p["cleaner"]["outcome"]] = verdicts.get(p["cleaner"]["outcome"], 0) + 1
+        for p in partitions:
+            verdicts[p["outcome"]] = verdicts.get(p["outcome"], 0) + 1
         out.write(
             "  verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())) + "\n"
         )
-        never = [p for p in report["partitions"] if p["never_compacted"] and p["size_bytes"]]
+        never = [p for p in partitions if p["never_compacted"] and p["size_bytes"]]
         for p in sorted(never, key=lambda p: -p["size_bytes"]):
             out.write(
                 f"  never compacted: {p['name']} {p['size_bytes']:,} bytes,"
-                f" {p['cleaner']['outcome']}: {p['cleaner']['reason']}\n"
+                f" {p['outcome']}: {p['reason']}\n"
             )
-        if broker["recommendation"]:
-            r = broker["recommendation"]
+        if broker["recommended_dedupe_buffer_size"] is not None:
             out.write(
                 f"  recommendation: log.cleaner.dedupe.buffer.size="
-                f"{r['log.cleaner.dedupe.buffer.size']} ({r['arithmetic']})\n"
+                f"{broker['recommended_dedupe_buffer_size']}"
+                f" ({broker['recommendation_arithmetic']})\n"
             )
-        severe = [f for f in report["findings"] if f["severity"] in ("critical", "warning")]
+        severe = [
+            f
+            for f in mine["findings"].get(broker["input"], [])
+            if f["severity"] in ("critical", "warning")
+        ]
         if severe:
             out.write(f"  findings: {len(severe)} (critical and warning):\n")
             for f in severe[:10]:
                 out.write(f"    [{f['severity']}] {f['kind']}: {f['detail'][:160]}\n")
             if len(severe) > 10:
                 out.write(f"    ... {len(severe) - 10} more in the findings table\n")
-    print_replicas(result.reports, out)
+    print_replicas(tables["brokers"], tables["partitions"], out)
     out.write(f"\npublished run {result.run_id} to {result.run_dir}\n")
 
 
-def print_replicas(reports: Any, out: Any) -> None:
+def print_replicas(brokers: Any, partitions: Any, out: Any) -> None:
     """Replicas of one partition (same cluster, other brokers) side by side."""
+    by_input = {b["input"]: b for b in brokers}
     replicas: dict[tuple[Any, int], list[tuple[Any, Any]]] = {}
-    for report in reports:
-        (broker,) = report["brokers"]
-        for p in report["partitions"]:
-            key = (broker["cluster_id"], p["partition"])
-            replicas.setdefault(key, []).append((broker, p))
+    for p in partitions:
+        broker = by_input[p["input"]]
+        replicas.setdefault((broker["cluster_id"], p["partition"]), []).append((broker, p))
     shown = {k: v for k, v in replicas.items() if len({b["broker_id"] for b, _ in v}) > 1}
     if not shown:
         return
@@ -266,7 +285,7 @@ def print_replicas(reports: Any, out: Any) -> None:
         sides = "  |  ".join(
             f"broker {b['broker_id']}: {p['size_bytes']:,} B, checkpoint"
             f" {'-' if p['cleaner_checkpoint'] is None else p['cleaner_checkpoint']},"
-            f" {p['cleaner']['outcome']}"
+            f" {p['outcome']}"
             for b, p in copies
         )
         out.write(f"  __consumer_offsets-{partition}{where}: {sides}\n")

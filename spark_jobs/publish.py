@@ -65,14 +65,46 @@ def publish(
     keep: int,
 ) -> Path:
     """Write the run and make it the latest; returns its directory."""
-    staging = results / published.STAGING / run_id
-    shutil.rmtree(staging, ignore_errors=True)
-    (staging / published.REPORTS).mkdir(parents=True)
+    staging = _staging(results, run_id)
     for name, table in tables.items():
         pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
     for index, report in enumerate(reports):  # compact, so json's C encoder writes them
         _write_json(staging / published.REPORTS / f"{index}.json", report, indent=None)
     _write_json(staging / published.MANIFEST, manifest)
+    return _commit(results, run_id, staging, keep)
+
+
+def republish(
+    results: Path,
+    run_id: str,
+    previous: Path,
+    segments: pa.Table,
+    manifest: Mapping[str, Any],
+    keep: int,
+) -> Path:
+    """Publish the run in ``previous`` again as ``run_id``, with ``segments`` (its segments
+    table, now every segment reused) and ``manifest``: the other tables and the reports are
+    hard links to the previous run's files (copies where links cannot be made)."""
+    staging = _staging(results, run_id)
+    for name in published.TABLES:
+        if name != "segments":
+            _link(previous / f"{name}.parquet", staging / f"{name}.parquet")
+    for report in sorted((previous / published.REPORTS).glob("*.json")):
+        _link(report, staging / published.REPORTS / report.name)
+    pq.write_table(segments, staging / "segments.parquet", compression="zstd")
+    _write_json(staging / published.MANIFEST, manifest)
+    return _commit(results, run_id, staging, keep)
+
+
+def _staging(results: Path, run_id: str) -> Path:
+    staging = results / published.STAGING / run_id
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / published.REPORTS).mkdir(parents=True)
+    return staging
+
+
+def _commit(results: Path, run_id: str, staging: Path, keep: int) -> Path:
+    """Rename the staged run into ``runs/``, then point ``LATEST`` at it, then prune."""
     runs = results / published.RUNS
     runs.mkdir(parents=True, exist_ok=True)
     final = runs / run_id
@@ -85,6 +117,13 @@ def publish(
     prune_runs(results, keep)
     prune_leftovers(results)
     return final
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def prune_runs(results: Path, keep: int) -> list[str]:

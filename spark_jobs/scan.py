@@ -17,6 +17,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,13 @@ from offsets_auditor.logdir import offsets_partitions, open_partition
 from offsets_auditor.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.replicas import replica_findings
 from offsets_auditor.versions import KafkaVersion
-from spark_jobs import cache, publish
+from spark_jobs import cache, publish, rerun
 from spark_jobs.work import Context, Input, PartitionWork, list_partition, pack
 
 #: Spark rounds for partitions that change while read, before the driver reads them itself.
 ROUNDS = 3
+#: This package: its code shapes the tables as much as the core's does.
+_SCAN_CODE = Path(__file__).parent
 #: Target bytes of one slot (one Spark task): a segment is never split, slots are not larger.
 SLOT_BYTES = 256 * 1024 * 1024
 
@@ -58,12 +61,23 @@ class ScanOptions:
     now_ms: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ScanResult:
     run_id: str
     run_dir: Path
-    reports: tuple[dict[str, Any], ...]
     manifest: dict[str, Any]
+    scanned_reports: tuple[dict[str, Any], ...] | None = None  # None: republished
+
+    @cached_property
+    def reports(self) -> tuple[dict[str, Any], ...]:
+        """Each input's audit report (read from the run when it was republished)."""
+        if self.scanned_reports is not None:
+            return self.scanned_reports
+        folder = self.run_dir / published.REPORTS
+        return tuple(
+            json.loads((folder / f"{i}.json").read_text(encoding="utf-8"))
+            for i in range(len(self.manifest["inputs"]))
+        )
 
 
 class Counters:
@@ -84,17 +98,63 @@ class Counters:
         return add
 
 
+@dataclass(frozen=True, slots=True)
+class Start:
+    """A scan as it starts: when, its run id, its code and the key of its inputs, taken before
+    anything is read (``rerun.run_key``)."""
+
+    started: float
+    now_ms: int
+    run_id: str
+    code: str
+    key: str
+
+
+def start(options: ScanOptions) -> Start:
+    started = time.time()
+    now_ms = options.now_ms if options.now_ms is not None else int(started * 1000)
+    # ids sort by time, to the millisecond (a republished run takes less than a second)
+    run_id = (
+        time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
+        + f".{int(started * 1000) % 1000:03d}Z-{uuid.uuid4().hex[:6]}"
+    )
+    code = cache.code_digest()
+    key = rerun.run_key(options.log_dirs, options, code + cache.code_digest(_SCAN_CODE))
+    return Start(started, now_ms, run_id, code, key)
+
+
+def republish_unchanged(options: ScanOptions, begun: Start) -> ScanResult | None:
+    """When nothing the latest run depends on changed, that run published again as this one
+    (no Spark needed); else None."""
+    previous = rerun.reusable(options.out, begun.key, begun.now_ms)
+    if previous is None:
+        return None
+    finished = time.time()
+    run_dir, manifest = rerun.republish(
+        options.out,
+        begun.run_id,
+        previous,
+        _iso(begun.started),
+        _iso(finished),
+        finished - begun.started,
+        options.keep,
+    )
+    return ScanResult(begun.run_id, run_dir, manifest)
+
+
 def run_scan(
     spark: Any,
     options: ScanOptions,
     on_total: Callable[[int, int], None] = lambda segments, size: None,
     counters: Counters | None = None,
+    begun: Start | None = None,
 ) -> ScanResult:
-    started = time.time()
-    now_ms = options.now_ms if options.now_ms is not None else int(started * 1000)
-    run_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started)) + f"Z-{uuid.uuid4().hex[:6]}"
+    begun = begun or start(options)
+    republished = republish_unchanged(options, begun)
+    if republished is not None:
+        return republished
+    started, now_ms, run_id, code = begun.started, begun.now_ms, begun.run_id, begun.code
     inputs = [_plan_input(i, path, options, now_ms) for i, path in enumerate(options.log_dirs)]
-    code = cache.code_digest()
     counters = counters or Counters(spark)
     cache_dir = options.out / published.CACHE
     outcomes: dict[tuple[int, str], PartitionOutcome] = {}
@@ -156,6 +216,12 @@ def run_scan(
     finished = time.time()
     used_keys = {r["cache_key"] for rows in segment_rows.values() for r in rows if r["cache_key"]}
     manifest = _manifest(run_id, started, finished, inputs, options, reports, tables, segment_rows)
+    manifest["reuse"] |= {
+        "run_key": begun.key,
+        "now_ms": now_ms,
+        "reads_clock": any(o.reads_clock for o in outcomes.values()),
+        "run_reused": None,
+    }
     run_dir = publish.publish(
         options.out,
         run_id,
@@ -165,7 +231,7 @@ def run_scan(
         options.keep,
     )
     cache.prune(cache_dir, used_keys)
-    return ScanResult(run_id, run_dir, tuple(reports), manifest)
+    return ScanResult(run_id, run_dir, manifest, tuple(reports))
 
 
 def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> Input:

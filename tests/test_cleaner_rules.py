@@ -295,3 +295,24 @@ def test_thread_selection(
     done, died = simulate([Schedule(*s) for s in schedules], threads)
     assert done == expected
     assert died == deaths
+
+
+@pytest.mark.parametrize(
+    ("version", "setting", "reads"),
+    [
+        ("2.3.0", {}, False),
+        ("2.3.0", {"log.cleaner.min.compaction.lag.ms": "60000"}, True),
+        ("2.3.0", {"log.cleaner.max.compaction.lag.ms": "3600000"}, True),
+        # max.compaction.lag.ms arrived in 2.3.0 (KIP-354), min in 0.10.1 (KIP-58): an older
+        # broker ignores the setting, and its verdict does not depend on the time
+        ("2.2.0", {"log.cleaner.max.compaction.lag.ms": "3600000"}, False),
+        ("0.10.1.0", {"log.cleaner.min.compaction.lag.ms": "60000"}, True),
+        ("0.10.0.1", {"log.cleaner.min.compaction.lag.ms": "60000"}, False),
+    ],
+)
+def test_the_selection_reads_the_clock_only_for_a_compaction_lag_the_version_honours(
+    version: str, setting: dict[str, str], reads: bool
+) -> None:
+    from offsets_auditor.cleaner.selection import reads_clock
+
+    assert reads_clock(cleaner_config(list(setting.items()), None, version)) is reads

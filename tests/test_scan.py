@@ -19,7 +19,7 @@ from offsets_auditor.audit_report import report_json
 from offsets_auditor.audit_stages import audit_log_dir
 from offsets_auditor.meta_properties import parse_java_properties
 from spark_jobs import publish
-from spark_jobs.scan import ScanOptions, ScanResult, run_scan
+from spark_jobs.scan import ScanOptions, ScanResult, republish_unchanged, run_scan, start
 
 pytestmark = pytest.mark.slow
 
@@ -194,6 +194,71 @@ def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None
     assert fourth.manifest["reuse"]["segments_read"] == 1
     assert without_across(third.reports[0]) == without_across(first.reports[0])
     assert len(publish.list_runs(out)) == 4
+
+
+def test_an_unchanged_rescan_publishes_the_latest_run_again(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing under the log dir changed and no outcome reads the clock: the next scan
+    republishes the latest run, without Spark, with the same tables and reports (every segment
+    reused); once a file changes, it scans again."""
+    from spark_jobs.cli import print_summary
+
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(FIXTURES / "kafka-0.9.0.1/cleaner-died/kafka-logs", log_dir)
+    out = tmp_path / "results"
+    options = ScanOptions(log_dirs=(log_dir,), out=out)  # the clock moves between the scans
+    first = run_scan(spark, options)
+    assert first.manifest["reuse"]["reads_clock"] is False
+    assert first.manifest["reuse"]["run_reused"] is None
+    print_summary(first, 1.0)
+    scanned = capsys.readouterr().out
+
+    second = republish_unchanged(options, start(options))
+    assert second is not None and second.run_id > first.run_id
+    assert publish.read_latest(out) == second.run_id
+    reuse = second.manifest["reuse"]
+    assert reuse["run_reused"] == first.run_id and reuse["segments_read"] == 0
+    assert reuse["segments_reused"] == first.manifest["counts"]["segments"] > 0
+    for name in published.TABLES:
+        before = pq.read_table(first.run_dir / f"{name}.parquet")
+        after = pq.read_table(second.run_dir / f"{name}.parquet")
+        if name == "segments":
+            assert after.column("reused").to_pylist() == [True] * before.num_rows
+            before, after = before.drop_columns("reused"), after.drop_columns("reused")
+        assert after.equals(before), name
+    assert second.reports == first.reports
+    print_summary(second, 1.0)
+    republished = capsys.readouterr().out
+    assert f"nothing changed since run {first.run_id}: published again" in republished
+    # the same summary, from the same tables (the first line counts reuse, the last names the run)
+    assert republished.splitlines()[2:-1] == scanned.splitlines()[1:-1]
+
+    # the broker rewrites a checkpoint file (same content, a new file): scanned again
+    checkpoint = log_dir / "recovery-point-offset-checkpoint"
+    shutil.copyfile(checkpoint, checkpoint.with_suffix(".tmp"))
+    os.replace(checkpoint.with_suffix(".tmp"), checkpoint)
+    assert republish_unchanged(options, start(options)) is None
+    third = run_scan(spark, options)
+    assert third.manifest["reuse"]["run_reused"] is None
+    assert third.manifest["reuse"]["segments_reused"] == reuse["segments_reused"]  # the cache
+
+
+def test_a_rescan_at_another_time_scans_again_when_an_outcome_reads_the_clock(
+    spark: Any, tmp_path: Path
+) -> None:
+    """An open transaction's age is reported (and a compaction lag would select by time): the
+    run is republished only for the same time of audit."""
+    log_dir = FIXTURES / "kafka-2.3.0/transactions/kafka-logs"
+    out = tmp_path / "results"
+    first = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    assert first.manifest["reuse"]["reads_clock"] is True
+    same = ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS)
+    assert republish_unchanged(same, start(same)) is not None
+    later = ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS + 3_600_000)
+    assert republish_unchanged(later, start(later)) is None
+    other = ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS, with_groups=False)
+    assert republish_unchanged(other, start(other)) is None  # other options, other results
 
 
 def test_keep_removes_older_runs_after_publishing(spark: Any, tmp_path: Path) -> None:

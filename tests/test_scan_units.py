@@ -122,25 +122,28 @@ def test_two_log_dirs_claiming_one_broker_id() -> None:
 def test_replicas_are_printed_side_by_side() -> None:
     from spark_jobs.cli import print_replicas
 
-    def one(broker: int, checkpoint: int | None, size: int, outcome: str) -> Any:
-        return {
-            "brokers": [{"broker_id": broker, "cluster_id": "c1", "log_dir": f"/b{broker}"}],
-            "partitions": [
-                {
-                    "partition": 3,
-                    "size_bytes": size,
-                    "cleaner_checkpoint": checkpoint,
-                    "cleaner": {"outcome": outcome},
-                }
-            ],
-        }
+    def one(index: int, broker: int, checkpoint: int | None, size: int, outcome: str) -> Any:
+        return (
+            {"input": index, "broker_id": broker, "cluster_id": "c1", "log_dir": f"/b{broker}"},
+            {
+                "input": index,
+                "partition": 3,
+                "size_bytes": size,
+                "cleaner_checkpoint": checkpoint,
+                "outcome": outcome,
+            },
+        )
 
-    out = io.StringIO()
-    print_replicas([one(1, None, 100, "thread-death"), one(2, 50, 2000, "single-pass")], out)
-    assert out.getvalue().splitlines()[-1] == (
+    def printed(*inputs: Any) -> str:
+        out = io.StringIO()
+        print_replicas([b for b, _ in inputs], [p for _, p in inputs], out)
+        return out.getvalue()
+
+    assert printed(
+        one(0, 1, None, 100, "thread-death"), one(1, 2, 50, 2000, "single-pass")
+    ).splitlines()[-1] == (
         "  __consumer_offsets-3 (cluster c1): broker 1: 100 B, checkpoint -, thread-death  |"
         "  broker 2: 2,000 B, checkpoint 50, single-pass"
     )
-    out = io.StringIO()
-    print_replicas([one(1, None, 100, "x"), one(1, None, 100, "x")], out)  # copies of one broker
-    assert out.getvalue() == ""
+    # copies of one broker
+    assert printed(one(0, 1, None, 100, "x"), one(1, 1, None, 100, "x")) == ""

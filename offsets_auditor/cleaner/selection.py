@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offsets_auditor.cleaner.behaviour import MapEra
-from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.config import LONG_MAX, CleanerConfig
 from offsets_auditor.cleaner.log_state import LogState
 from offsets_auditor.cleaner.partition_scan import PartitionScan
 
@@ -34,6 +34,15 @@ class Selection:
     need_compaction_now: bool
     eligible: bool
     blocked_by: str | None
+
+
+def reads_clock(config: CleanerConfig) -> bool:
+    """Whether ``select`` at ``config`` depends on the time of the audit: a compaction lag the
+    broker's version honours (an open transaction's age is the other use of the clock)."""
+    behaviour = config.behaviour
+    return (behaviour.has_min_compaction_lag and config.min_compaction_lag_ms > 0) or (
+        behaviour.has_max_compaction_lag and config.max_compaction_lag_ms < LONG_MAX
+    )
 
 
 def select(state: LogState, first_dirty: int, config: CleanerConfig, now_ms: int) -> Selection:
@@ -70,7 +79,7 @@ def select(state: LogState, first_dirty: int, config: CleanerConfig, now_ms: int
     total = clean + cleanable
     ratio = cleanable / total if total else 0.0
     need_now = False
-    if behaviour.has_max_compaction_lag and config.max_compaction_lag_ms < 2**63 - 1:
+    if behaviour.has_max_compaction_lag and config.max_compaction_lag_ms < LONG_MAX:
         firsts = [
             segments[i].first_batch_timestamp
             for g in state.log_segments(first_dirty, active_base)

@@ -1,0 +1,127 @@
+"""A rescan with nothing changed: the latest run published again, nothing read or folded.
+
+A run's results are a function of its inputs: every file under each log dir (its name, size,
+inode, modification and change times), the options, and the code. ``run_key`` digests them
+all, taken before anything is read, so that a file changing while the scan reads it makes the
+next key differ. The time of the scan is left out: it matters only where a partition's outcome
+reads the clock (a compaction lag, an open transaction's age; ``PartitionOutcome.reads_clock``),
+and the manifest records whether any did. A scan whose key is the latest run's, and whose clock
+did not matter or has not moved, republishes that run (``publish.republish``) instead of
+scanning.
+
+The key is strict on purpose: on a running broker its checkpoint files are rewritten every few
+seconds, so a live log dir is scanned every time (its unchanged segments still come from the
+cache); a copy of one, or a stopped broker's, is republished until something changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import xxhash
+
+from offsets_auditor import published
+from spark_jobs import publish
+
+
+def run_key(log_dirs: Sequence[Path], options: Any, code: str) -> str:
+    """The digest of what a scan of ``log_dirs`` with ``options`` (a ``ScanOptions``) by
+    ``code`` depends on, less the time of the scan."""
+    digest = xxhash.xxh3_128()
+    digest.update(code.encode())
+    digest.update(repr(replace(options, now_ms=None, keep=0)).encode("utf-8", "backslashreplace"))
+    for log_dir in log_dirs:
+        digest.update(b"\0log dir\0" + os.fsencode(log_dir))
+        for entry in _tree(log_dir):
+            digest.update(entry)
+    return digest.hexdigest()
+
+
+def _tree(root: Path) -> list[bytes]:
+    """Every entry under ``root`` with its stat fields, sorted by path (unreadable dirs are an
+    entry of their own: they change the key when they become readable)."""
+    entries: list[bytes] = []
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        try:
+            listing = list(os.scandir(directory))
+        except OSError as error:
+            entries.append(f"{directory}\0unreadable {error.errno}".encode())
+            continue
+        for entry in listing:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone since listed: a change the next listing sees
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+            fields = (st.st_mode, st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+            entries.append(os.fsencode(entry.path) + b"\0" + repr(fields).encode())
+    return sorted(entries)
+
+
+def reusable(results: Path, key: str, now_ms: int) -> tuple[Path, dict[str, Any]] | None:
+    """The latest run and its manifest, when it was made from the inputs ``key`` digests and
+    its outcomes hold at ``now_ms``."""
+    latest = publish.read_latest(results)
+    if latest is None:
+        return None
+    run_dir = results / published.RUNS / latest
+    try:
+        manifest = json.loads((run_dir / published.MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    reuse = manifest.get("reuse") or {}
+    if reuse.get("run_key") != key:
+        return None
+    if reuse.get("reads_clock", True) and reuse.get("now_ms") != now_ms:
+        return None
+    return run_dir, manifest
+
+
+def republish(
+    results: Path,
+    run_id: str,
+    previous: tuple[Path, dict[str, Any]],
+    started: str,
+    finished: str,
+    duration: float,
+    keep: int,
+) -> tuple[Path, dict[str, Any]]:
+    """Publish the ``previous`` run again as ``run_id``; returns the new run's dir and
+    manifest."""
+    run_dir, manifest = previous
+    segments = pq.read_table(run_dir / "segments.parquet")
+    segments = segments.set_column(
+        segments.schema.get_field_index("reused"),
+        "reused",
+        pa.array([True] * segments.num_rows, type=pa.bool_()),
+    )
+    size = int(pc.sum(segments.column("size_bytes")).as_py() or 0)
+    reuse = manifest["reuse"]
+    new_manifest = {
+        **manifest,
+        "run_id": run_id,
+        "started_at": started,
+        "finished_at": finished,
+        "duration_seconds": round(duration, 3),
+        "reuse": {
+            **reuse,
+            "segments_reused": segments.num_rows,
+            "segments_read": 0,
+            "bytes_reused": size,
+            "bytes_read": 0,
+            "run_reused": run_dir.name,
+        },
+    }
+    final = publish.republish(results, run_id, run_dir, segments, new_manifest, keep)
+    return final, new_manifest
