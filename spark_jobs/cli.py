@@ -216,10 +216,7 @@ def print_summary(result: Any, seconds: float) -> None:
         name: pq.read_table(result.run_dir / f"{name}.parquet").to_pylist()
         for name in ("brokers", "partitions", "findings")
     }
-    mine: dict[str, dict[int, list[dict[str, Any]]]] = {"partitions": {}, "findings": {}}
-    for name, by_input in mine.items():
-        for row in tables[name]:
-            by_input.setdefault(row["input"], []).append(row)
+    partitions_of, findings_of = _by_input(tables["partitions"]), _by_input(tables["findings"])
     out.write(
         f"scanned {counts['log_dirs']} log dir(s): {counts['partitions']} partitions,"
         f" {counts['segments']} segments, {counts['bytes'] / 1048576:,.1f} MiB in {seconds:,.1f} s"
@@ -229,7 +226,7 @@ def print_summary(result: Any, seconds: float) -> None:
     if reuse.get("run_reused"):
         out.write(f"nothing changed since run {reuse['run_reused']}: published again\n")
     for broker in tables["brokers"]:
-        partitions = mine["partitions"].get(broker["input"], [])
+        partitions = partitions_of.get(broker["input"], [])
         out.write(
             f"\nbroker {broker['broker_id']} ({broker['log_dir']}), Kafka"
             f" {broker['kafka_version']} ({broker['kafka_version_basis']})\n"
@@ -254,7 +251,7 @@ def print_summary(result: Any, seconds: float) -> None:
             )
         severe = [
             f
-            for f in mine["findings"].get(broker["input"], [])
+            for f in findings_of.get(broker["input"], [])
             if f["severity"] in ("critical", "warning")
         ]
         if severe:
@@ -265,6 +262,13 @@ def print_summary(result: Any, seconds: float) -> None:
                 out.write(f"    ... {len(severe) - 10} more in the findings table\n")
     print_replicas(tables["brokers"], tables["partitions"], out)
     out.write(f"\npublished run {result.run_id} to {result.run_dir}\n")
+
+
+def _by_input(rows: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    grouped: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["input"], []).append(row)
+    return grouped
 
 
 def print_replicas(brokers: Any, partitions: Any, out: Any) -> None:

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
@@ -106,8 +105,7 @@ def republish(
         "reused",
         pa.array([True] * segments.num_rows, type=pa.bool_()),
     )
-    size = int(pc.sum(segments.column("size_bytes")).as_py() or 0)
-    reuse = manifest["reuse"]
+    reuse, counts = manifest["reuse"], manifest["counts"]
     new_manifest = {
         **manifest,
         "run_id": run_id,
@@ -116,9 +114,9 @@ def republish(
         "duration_seconds": round(duration, 3),
         "reuse": {
             **reuse,
-            "segments_reused": segments.num_rows,
+            "segments_reused": counts["segments"],
             "segments_read": 0,
-            "bytes_reused": size,
+            "bytes_reused": counts["bytes"],
             "bytes_read": 0,
             "run_reused": run_dir.name,
         },

@@ -149,11 +149,14 @@ def run_scan(
     counters: Counters | None = None,
     begun: Start | None = None,
 ) -> ScanResult:
-    begun = begun or start(options)
-    republished = republish_unchanged(options, begun)
-    if republished is not None:
-        return republished
-    started, now_ms, run_id, code = begun.started, begun.now_ms, begun.run_id, begun.code
+    """Scan and publish; or, when nothing changed, publish the latest run again. ``begun``:
+    the start the caller took, having found nothing to republish (``republish_unchanged``)."""
+    if begun is None:
+        begun = start(options)
+        republished = republish_unchanged(options, begun)
+        if republished is not None:
+            return republished
+    now_ms, run_id, code = begun.now_ms, begun.run_id, begun.code
     inputs = [_plan_input(i, path, options, now_ms) for i, path in enumerate(options.log_dirs)]
     counters = counters or Counters(spark)
     cache_dir = options.out / published.CACHE
@@ -215,13 +218,10 @@ def run_scan(
         row["unknown_record_types_json"] = json.dumps({str(k): v for k, v in unknown.items()})
     finished = time.time()
     used_keys = {r["cache_key"] for rows in segment_rows.values() for r in rows if r["cache_key"]}
-    manifest = _manifest(run_id, started, finished, inputs, options, reports, tables, segment_rows)
-    manifest["reuse"] |= {
-        "run_key": begun.key,
-        "now_ms": now_ms,
-        "reads_clock": any(o.reads_clock for o in outcomes.values()),
-        "run_reused": None,
-    }
+    reads_clock = any(o.reads_clock for o in outcomes.values())
+    manifest = _manifest(
+        begun, finished, inputs, options, reports, tables, segment_rows, reads_clock
+    )
     run_dir = publish.publish(
         options.out,
         run_id,
@@ -363,21 +363,22 @@ def _tables(
 
 
 def _manifest(
-    run_id: str,
-    started: float,
+    begun: Start,
     finished: float,
     inputs: Sequence[Input],
     options: ScanOptions,
     reports: Sequence[dict[str, Any]],
     tables: dict[str, list[dict[str, Any]]],
     segment_rows: dict[tuple[int, str], list[dict[str, Any]]],
+    reads_clock: bool,
 ) -> dict[str, Any]:
+    started = begun.started
     segments = [r for rows in segment_rows.values() for r in rows]
     reused = [r for r in segments if r["reused"]]
     findings = [f for r in reports for f in r["findings"]]
     return {
         "schema_version": published.SCHEMA_VERSION,
-        "run_id": run_id,
+        "run_id": begun.run_id,
         "started_at": _iso(started),
         "finished_at": _iso(finished),
         "duration_seconds": round(finished - started, 3),
@@ -416,6 +417,10 @@ def _manifest(
             "segments_read": len(segments) - len(reused),
             "bytes_reused": sum(r["size_bytes"] for r in reused),
             "bytes_read": sum(r["size_bytes"] for r in segments if not r["reused"]),
+            "run_key": begun.key,
+            "now_ms": begun.now_ms,
+            "reads_clock": reads_clock,
+            "run_reused": None,
         },
         "tables": sorted(published.TABLES),
         "exit_status": max((r["exit_status"] for r in reports), default=0),
