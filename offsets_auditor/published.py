@@ -1,6 +1,7 @@
 """What a scan publishes, and how: the contract between the Spark job (writer) and the service
 (reader). Plain Python, no framework: the tables' columns and types, the rows of each table
-built from an audit report (``audit_report.report_json``), and the layout of the results dir.
+built from an audit report (``audit_report.report_json``) or, for the groups, from the groups
+themselves (``group_columns``), and the layout of the results dir.
 
 Layout of ``RESULTS`` (``offsets-auditor scan --out RESULTS``)::
 
@@ -8,7 +9,8 @@ Layout of ``RESULTS`` (``offsets-auditor scan --out RESULTS``)::
     RESULTS/runs/<run_id>/         one complete run (renamed into place when whole)
         manifest.json              MANIFEST_FIELDS; "schema_version": SCHEMA_VERSION
         <table>.parquet            one per TABLES entry
-        reports/<n>.json           the audit report of input n (the JSON of ``audit --json``)
+        reports/<n>.json           the audit report of input n (the JSON of ``audit --json``
+                                   less ``groups``: those are the groups table's alone)
     RESULTS/.staging/<run_id>/     a run being written (never read)
     RESULTS/cache/                 per-segment results reused by the next scan
 
@@ -19,8 +21,10 @@ appears by one ``rename`` once every file in it is written.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
+
+from offsets_auditor.groups.model import GroupState
 
 #: Bumped when a column changes meaning or disappears (new columns do not bump it).
 SCHEMA_VERSION: Final = 1
@@ -230,7 +234,7 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
             "partitions": len(mine),
             "size_bytes": sum(p["size_bytes"] for p in mine),
             "segments": sum(p["segment_count"] for p in mine),
-            "groups": len(report["groups"]),
+            "groups": None,  # counted by the scan, which takes the groups apart
             "corrupt_index_files": sum(
                 1 for x in report["indexes"] if x["verdict"] in _CORRUPT_INDEX_VERDICTS
             ),
@@ -305,45 +309,40 @@ def index_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]
 _INDEX_FIELDS: Final = ("file", "partition", "kind", "base_offset", "verdict", "reason")
 
 
-def group_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    """One row per group and committed topic-partition (``pending``: a transactional offset
-    not yet committed); a group without offsets is one row with no topic."""
-    for g in report["groups"]:
-        head = {
-            **_where(index, report),
-            **{k: g.get(k) for k in _GROUP_FIELDS},
-            "members": len(g.get("members") or ()),
-        }
-        offsets = [(o, False) for o in g["offsets"]]
-        offsets += [(o, True) for o in g.get("pending_transactional_offsets") or ()]
-        if not offsets:
-            yield {**head, "pending": None}
-        for offset, pending in offsets:
-            yield {**head, **{k: offset.get(k) for k in _OFFSET_FIELDS}, "pending": pending}
+#: The ``groups`` table's columns that come from the groups themselves (the rest say where).
+GROUP_COLUMNS: Final = tuple(
+    c for c, _ in TABLES["groups"] if c not in ("input", "log_dir", "broker_id", "cluster_id")
+)
 
 
-_GROUP_FIELDS: Final = (
-    "group",
-    "coordinator_partition",
-    "expected_partition",
-    "state",
-    "group_type",
-    "protocol_type",
-    "protocol",
-    "generation",
-)
-_OFFSET_FIELDS: Final = (
-    "topic",
-    "partition",
-    "offset",
-    "metadata",
-    "commit_timestamp",
-    "expire_timestamp",
-    "leader_epoch",
-    "log_offset",
-    "value_version",
-    "producer_id",
-)
+def group_columns(groups: Iterable[GroupState]) -> dict[str, list[Any]]:
+    """The ``groups`` table's rows of ``groups``, column by column (``GROUP_COLUMNS``): one row
+    per group and committed topic-partition (``pending``: a transactional offset not yet
+    committed), a group without offsets one row with no topic. Values as in the audit JSON
+    (``GroupState.to_json``)."""
+    rows: list[tuple[Any, ...]] = []
+    for g in groups:
+        head = (
+            g.group,
+            g.coordinator_partition,
+            g.expected_partition,
+            g.state.value,
+            g.group_type,
+            g.protocol_type,
+            g.protocol,
+            g.generation,
+            len(g.members),
+        )
+        rows.extend([(*head, *o[:10], False) for o in g.offsets])
+        rows.extend([(*head, *p.offset[:10], True) for p in g.pending_transactional_offsets])
+        if not g.offsets and not g.pending_transactional_offsets:
+            rows.append((*head, *_NO_OFFSET))
+    by_column = zip(*rows, strict=True) if rows else ([] for _ in GROUP_COLUMNS)
+    return {c: list(values) for c, values in zip(GROUP_COLUMNS, by_column, strict=True)}
+
+
+#: topic ... producer_id, pending: a group without offsets
+_NO_OFFSET: Final = (None,) * 11
 
 
 def finding_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -352,11 +351,11 @@ def finding_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, An
         yield {**where, **{k: f.get(k) for k, _ in TABLES["findings"] if k not in where}}
 
 
-#: table -> the function building its rows from (input index, report)
+#: table -> the function building its rows from (input index, report); ``groups`` and
+#: ``segments`` are built apart (``group_columns``; the scan's per-segment results)
 ROWS: Final = {
     "brokers": broker_rows,
     "partitions": partition_rows,
     "indexes": index_rows,
-    "groups": group_rows,
     "findings": finding_rows,
 }

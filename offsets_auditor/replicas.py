@@ -17,16 +17,22 @@ Pure functions over audit reports (``audit_report.report_json``, one log dir eac
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from offsets_auditor.findings import Finding, Severity
 
+#: (input, partition number) -> (group, topic, partition) -> (committed offset, log offset of
+#: the commit): the offsets the input's coordinator loads from that partition.
+Commits = Callable[[int, int], Mapping[tuple[str, str, int], tuple[int, int]]]
 
-def replica_findings(reports: Sequence[Mapping[str, Any]]) -> list[tuple[int, Finding]]:
+
+def replica_findings(
+    reports: Sequence[Mapping[str, Any]], commits: Commits
+) -> list[tuple[int, Finding]]:
     """Findings about the reports taken together, each with the index of the report (input) it
-    belongs to."""
-    return [*_duplicate_broker_ids(reports), *_divergent_replicas(reports)]
+    belongs to; ``commits`` gives each input's latest commits per partition."""
+    return [*_duplicate_broker_ids(reports), *_divergent_replicas(reports, commits)]
 
 
 def _broker(report: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -63,7 +69,9 @@ def _duplicate_broker_ids(reports: Sequence[Mapping[str, Any]]) -> list[tuple[in
     return found
 
 
-def _divergent_replicas(reports: Sequence[Mapping[str, Any]]) -> list[tuple[int, Finding]]:
+def _divergent_replicas(
+    reports: Sequence[Mapping[str, Any]], latest: Commits
+) -> list[tuple[int, Finding]]:
     # (cluster, partition) -> input -> log end offset
     replicas: dict[tuple[str | None, int], dict[int, int]] = defaultdict(dict)
     for index, report in enumerate(reports):
@@ -74,7 +82,7 @@ def _divergent_replicas(reports: Sequence[Mapping[str, Any]]) -> list[tuple[int,
     for (_cluster, partition), ends in sorted(replicas.items(), key=lambda kv: str(kv[0])):
         if len(ends) < 2:
             continue
-        commits = {i: _latest_commits(reports[i], partition) for i in ends}
+        commits = {i: latest(i, partition) for i in ends}
         inputs = sorted(ends)
         for a_pos, a in enumerate(inputs):
             for b in inputs[a_pos + 1 :]:
@@ -92,18 +100,6 @@ def _divergent_replicas(reports: Sequence[Mapping[str, Any]]) -> list[tuple[int,
                 if differ:
                     found.append((a, _divergence(reports, a, b, partition, common_end, differ)))
     return found
-
-
-def _latest_commits(
-    report: Mapping[str, Any], partition: int
-) -> dict[tuple[str, str, int], tuple[int, int]]:
-    """(group, topic, partition) -> (committed offset, log offset of the commit)."""
-    return {
-        (g["group"], o["topic"], o["partition"]): (o["offset"], o["log_offset"])
-        for g in report["groups"]
-        if g["coordinator_partition"] == partition
-        for o in g["offsets"]
-    }
 
 
 def _divergence(

@@ -38,11 +38,11 @@ def to_arrow(table: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     schema = arrow_schema(table)
     rows = list(rows)
     return pa.table(
-        [_column([row.get(f.name) for row in rows], f.type) for f in schema], schema=schema
+        [column([row.get(f.name) for row in rows], f.type) for f in schema], schema=schema
     )
 
 
-def _column(values: list[Any], kind: pa.DataType) -> pa.Array:
+def column(values: list[Any], kind: pa.DataType) -> pa.Array:
     try:
         return pa.array(values, type=kind)
     except UnicodeEncodeError:
@@ -59,19 +59,30 @@ def _plain(value: Any) -> Any:
 def publish(
     results: Path,
     run_id: str,
-    tables: Mapping[str, pa.Table],
+    tables: Mapping[str, pa.Table | Iterable[pa.Table]],
     reports: Sequence[Mapping[str, Any]],
     manifest: Mapping[str, Any],
     keep: int,
 ) -> Path:
-    """Write the run and make it the latest; returns its directory."""
+    """Write the run and make it the latest; returns its directory. A table given as chunks
+    (each with the table's schema) is written one chunk at a time."""
     staging = _staging(results, run_id)
     for name, table in tables.items():
-        pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
+        if isinstance(table, pa.Table):
+            pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
+        else:
+            _write_chunks(name, table, staging / f"{name}.parquet")
     for index, report in enumerate(reports):  # compact, so json's C encoder writes them
         _write_json(staging / published.REPORTS / f"{index}.json", report, indent=None)
     _write_json(staging / published.MANIFEST, manifest)
     return _commit(results, run_id, staging, keep)
+
+
+def _write_chunks(name: str, chunks: Iterable[pa.Table], path: Path) -> None:
+    with pq.ParquetWriter(path, arrow_schema(name), compression="zstd") as writer:
+        for chunk in chunks:
+            if len(chunk):
+                writer.write_table(chunk)
 
 
 def republish(

@@ -11,6 +11,7 @@ Runs as ``offsets-auditor scan`` and, unchanged, as ``spark-submit spark_jobs/sc
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 import uuid
@@ -32,11 +33,11 @@ from offsets_auditor.audit_stages import (
     read_segment_result,
 )
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.logdir import offsets_partitions, open_partition
+from offsets_auditor.logdir import OFFSETS_TOPIC, offsets_partitions, open_partition
 from offsets_auditor.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.replicas import replica_findings
 from offsets_auditor.versions import KafkaVersion
-from spark_jobs import cache, publish, rerun
+from spark_jobs import cache, group_parts, publish, rerun
 from spark_jobs.work import Context, Input, PartitionWork, list_partition, pack
 
 #: Spark rounds for partitions that change while read, before the driver reads them itself.
@@ -160,7 +161,9 @@ def run_scan(
     inputs = [_plan_input(i, path, options, now_ms) for i, path in enumerate(options.log_dirs)]
     counters = counters or Counters(spark)
     cache_dir = options.out / published.CACHE
+    parts = group_parts.parts_dir(options.out, run_id)
     outcomes: dict[tuple[int, str], PartitionOutcome] = {}
+    group_counts: dict[tuple[int, str], int] = {}
     segment_rows: dict[tuple[int, str], list[dict[str, Any]]] = {}
     read_findings: dict[int, list[Finding]] = defaultdict(list)
     pending = [
@@ -176,11 +179,11 @@ def run_scan(
                 sum(len(w.tasks) for w in listed), sum(t.size for w in listed for t in w.tasks)
             )
             first = False
-        done, changed = _spark_round(spark, inputs, listed, options, cache_dir, counters)
+        done, changed = _spark_round(spark, inputs, listed, options, cache_dir, parts, counters)
         for work in listed:
             key = (work.input, work.partition.name)
             if key in done:
-                outcomes[key], segment_rows[key] = done[key]
+                outcomes[key], segment_rows[key], group_counts[key] = done[key]
                 read_findings[work.input].extend(work.findings)
                 if round_number > 1:
                     read_findings[work.input].append(_retried(work, round_number))
@@ -189,28 +192,45 @@ def run_scan(
         ]
     for source, partition in pending:  # still changing: read on the driver, files held open
         key = (source.index, partition.name)
-        outcomes[key], segment_rows[key], found = _read_on_driver(source, partition, options)
+        outcomes[key], segment_rows[key], group_counts[key], found = _read_on_driver(
+            source, partition, options, parts
+        )
         read_findings[source.index].extend(found)
     reports = []
+    order: list[tuple[int, str]] = []  # (input, partition) as the reports list their groups
     for source in inputs:
         mine = [
-            outcomes[(source.index, p.name)]
+            (source.index, p.name)
             for p in offsets_partitions(source.work.model)
             if (source.index, p.name) in outcomes
         ]
-        audit = conclude(source.plan, source.work, mine, read_findings[source.index])
+        order.extend(mine)
+        audit = conclude(
+            source.plan, source.work, [outcomes[k] for k in mine], read_findings[source.index]
+        )
         detection = source.plan.detection
         audit = replace(audit, findings=(*detection.findings(), *audit.findings))
-        reports.append(
-            report_json([audit], options.load_rate, None, detection, source.plan.emulated_versions)
+        report = report_json(
+            [audit], options.load_rate, None, detection, source.plan.emulated_versions
         )
-    for index, finding in replica_findings(reports):
+        del report["groups"]  # taken apart: the groups table (``group_parts``)
+        reports.append(report)
+
+    def commits(index: int, partition: int) -> dict[tuple[str, str, int], tuple[int, int]]:
+        return group_parts.latest_commits(parts, index, f"{OFFSETS_TOPIC}-{partition}")
+
+    for index, finding in replica_findings(reports, commits):
         reports[index]["findings"].append(finding.to_dict())
     for report in reports:
         report["exit_status"] = max(
             (Severity(f["severity"]).exit_status for f in report["findings"]), default=0
         )
     tables = _tables(reports, inputs, segment_rows)
+    groups_per_input: dict[int, int] = defaultdict(int)
+    for (index, _), count in group_counts.items():
+        groups_per_input[index] += count
+    for row in tables["brokers"]:
+        row["groups"] = groups_per_input[row["input"]]
     for row in tables["partitions"]:
         replay = outcomes[(row["input"], row["name"])].replay
         unknown = {} if replay is None else replay.unknown_record_types
@@ -220,16 +240,37 @@ def run_scan(
     used_keys = {r["cache_key"] for rows in segment_rows.values() for r in rows if r["cache_key"]}
     reads_clock = any(o.reads_clock for o in outcomes.values())
     manifest = _manifest(
-        begun, finished, inputs, options, reports, tables, segment_rows, reads_clock
+        begun,
+        finished,
+        inputs,
+        options,
+        reports,
+        tables,
+        segment_rows,
+        reads_clock,
+        sum(group_counts.values()),
     )
+    where = {
+        s.index: {
+            "input": s.index,
+            "log_dir": str(s.path),
+            "broker_id": s.work.model.broker_id,
+            "cluster_id": s.work.model.cluster_id,
+        }
+        for s in inputs
+    }
     run_dir = publish.publish(
         options.out,
         run_id,
-        {name: publish.to_arrow(name, rows) for name, rows in tables.items()},
+        {
+            **{name: publish.to_arrow(name, rows) for name, rows in tables.items()},
+            "groups": group_parts.table_chunks(parts, order, where),
+        },
         reports,
         manifest,
         options.keep,
     )
+    shutil.rmtree(parts, ignore_errors=True)
     cache.prune(cache_dir, used_keys)
     return ScanResult(run_id, run_dir, manifest, tuple(reports))
 
@@ -251,9 +292,11 @@ def _spark_round(
     listed: Sequence[PartitionWork],
     options: ScanOptions,
     cache_dir: Path,
+    parts: Path,
     counters: Counters,
 ) -> tuple[
-    dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]]]], set[tuple[int, str]]
+    dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]], int]],
+    set[tuple[int, str]],
 ]:
     from spark_jobs.tasks import (
         OK,
@@ -272,6 +315,7 @@ def _spark_round(
         partitions={(w.input, w.partition.name): w.partition for w in listed},
         read=options.read,
         cache_dir=str(cache_dir),
+        parts_dir=str(parts),
         slots=slots,
     )
     broadcast = spark.sparkContext.broadcast(context)
@@ -288,12 +332,13 @@ def _spark_round(
     )
     table = folded.toArrow() if tasks else None
     broadcast.unpersist()
-    done: dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]]]] = {}
+    done: dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]], int]] = {}
     changed: set[tuple[int, str]] = set()
     for row in table.to_pylist() if table is not None else ():
         key = (row["input"], row["partition"])
         if row["status"] == OK:
-            done[key] = (cache.loads(row["outcome"]), json.loads(row["segments_json"]))
+            outcome = cache.loads(row["outcome"])
+            done[key] = (outcome, json.loads(row["segments_json"]), row["groups"])
         else:
             changed.add(key)
     for w in listed:  # partitions without segments never reach the executors
@@ -303,13 +348,22 @@ def _spark_round(
             outcome = audit_partition(
                 source.work, w.partition, [], source.plan.configs, source.plan.now_ms
             )
-            done[key] = (outcome, [])
+            light, groups = _set_apart(parts, source, outcome)
+            done[key] = (light, [], groups)
     return done, changed
 
 
+def _set_apart(
+    parts: Path, source: Input, outcome: PartitionOutcome
+) -> tuple[PartitionOutcome, int]:
+    groups_plan = source.work.groups_plan
+    count = 0 if groups_plan is None else groups_plan.partitions_count
+    return group_parts.set_apart(parts, source.index, outcome, count)
+
+
 def _read_on_driver(
-    source: Input, listed: Any, options: ScanOptions
-) -> tuple[PartitionOutcome, list[dict[str, Any]], list[Finding]]:
+    source: Input, listed: Any, options: ScanOptions, parts: Path
+) -> tuple[PartitionOutcome, list[dict[str, Any]], int, list[Finding]]:
     from spark_jobs.tasks import segment_row
 
     with open_partition(source.work.model, listed, source.plan.config.kafka_version) as snapshot:
@@ -324,7 +378,8 @@ def _read_on_driver(
         source.work, partition, results, source.plan.configs, source.plan.now_ms
     )
     rows = [segment_row(r, False, None, i == len(results) - 1) for i, r in enumerate(results)]
-    return outcome, rows, found
+    light, groups = _set_apart(parts, source, outcome)
+    return light, rows, groups, found
 
 
 def _retried(work: PartitionWork, rounds: int) -> Finding:
@@ -371,6 +426,7 @@ def _manifest(
     tables: dict[str, list[dict[str, Any]]],
     segment_rows: dict[tuple[int, str], list[dict[str, Any]]],
     reads_clock: bool,
+    groups: int,
 ) -> dict[str, Any]:
     started = begun.started
     segments = [r for rows in segment_rows.values() for r in rows]
@@ -406,7 +462,7 @@ def _manifest(
             "partitions": len(tables["partitions"]),
             "segments": len(segments),
             "bytes": sum(r["size_bytes"] for r in segments),
-            "groups": sum(len(r["groups"]) for r in reports),
+            "groups": groups,
             "findings": {
                 s.value: sum(f["severity"] == s.value for f in findings) for s in Severity
             },

@@ -5,7 +5,8 @@ opened by name, checked to be the file listed, then read by ``audit_stages.read_
 in bounded windows (or its result taken from the cache), and shipped as one Arrow row holding the
 pickled result. ``fold_partition`` (``applyInArrow``, grouped by input and partition): stage B,
 ``audit_stages.audit_partition``, over the partition's results in offset order, shipped back as
-one row holding the pickled (light) outcome and the segments' rows.
+one row holding the pickled (light) outcome and the segments' rows; the partition's groups go
+to their own file (``group_parts``), not through Spark.
 
 A segment renamed, replaced or shortened since it was listed (the cleaner of a running broker
 does that) makes its partition ``changed``: the driver lists it again and retries.
@@ -21,9 +22,14 @@ from typing import Any
 import pyarrow as pa
 
 from offsets_auditor import fs
-from offsets_auditor.audit_stages import SegmentResult, audit_partition, read_segment_result
+from offsets_auditor.audit_stages import (
+    LogDirWork,
+    SegmentResult,
+    audit_partition,
+    read_segment_result,
+)
 from offsets_auditor.reading import segment_label
-from spark_jobs import cache
+from spark_jobs import cache, group_parts
 from spark_jobs.work import Context, SegmentTask
 
 OK, CHANGED = "ok", "changed"
@@ -47,7 +53,7 @@ SEGMENT_RESULTS_DDL = (
     " cache_key string, size long, result binary"
 )
 PARTITION_OUTCOMES_DDL = (
-    "input long, partition string, status string, outcome binary, segments_json string"
+    "input long, partition string, status string, outcome binary, groups long, segments_json string"
 )
 
 PARTITION_OUTCOMES = pa.schema(
@@ -56,6 +62,7 @@ PARTITION_OUTCOMES = pa.schema(
         ("partition", pa.string()),
         ("status", pa.string()),
         ("outcome", pa.binary()),
+        ("groups", pa.int64()),
         ("segments_json", pa.string()),
     ]
 )
@@ -148,6 +155,9 @@ def fold_partition(
             results.append(cache.loads(payload))
         plan, work = ctx.plans[index], ctx.works[index]
         outcome = audit_partition(work, partition, results, plan.configs, plan.now_ms)
+        outcome, groups = group_parts.set_apart(
+            Path(ctx.parts_dir), index, outcome, _partitions_count(work)
+        )
         segments = [
             segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1)
             for i, (result, r) in enumerate(zip(results, rows, strict=True))
@@ -158,6 +168,7 @@ def fold_partition(
                     **out,
                     "status": OK,
                     "outcome": cache.dumps(outcome),
+                    "groups": groups,
                     "segments_json": json.dumps(segments),
                 }
             ],
@@ -165,6 +176,10 @@ def fold_partition(
         )
 
     return run
+
+
+def _partitions_count(work: LogDirWork) -> int:
+    return 0 if work.groups_plan is None else work.groups_plan.partitions_count
 
 
 def segment_row(

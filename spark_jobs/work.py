@@ -62,6 +62,7 @@ class Context:
     partitions: dict[tuple[int, str], PartitionDir]
     read: ReadOptions
     cache_dir: str
+    parts_dir: str  # where stage B writes each partition's groups (``group_parts``)
     slots: list[list[SegmentTask]] = field(default_factory=list)
 
 

@@ -75,31 +75,33 @@ def test_progress_line() -> None:
 def report(
     log_dir: str, broker: int | None, cluster: str | None, commits: list[Any], end: int
 ) -> Any:
+    """A report of partition 7 and the commits its coordinator loads from it."""
     return {
         "brokers": [{"log_dir": log_dir, "broker_id": broker, "cluster_id": cluster}],
         "partitions": [{"partition": 7, "log_end_offset": end}],
-        "groups": [
-            {
-                "group": group,
-                "coordinator_partition": 7,
-                "offsets": [{"topic": "t", "partition": 0, "offset": offset, "log_offset": at}],
-            }
-            for group, offset, at in commits
-        ],
+        "commits": {(group, "t", 0): (offset, at) for group, offset, at in commits},
     }
+
+
+def replicas(reports: list[Any]) -> list[tuple[int, Any]]:
+    def commits(index: int, partition: int) -> Any:
+        assert partition == 7
+        return reports[index]["commits"]
+
+    return replica_findings(reports, commits)
 
 
 def test_replicas_that_agree_below_both_ends() -> None:
     """A follower behind the leader: the leader's newer commit lies beyond the follower's end."""
     leader = report("/a", 1, "c", [("g", 50, 900), ("h", 7, 10)], 1000)
     follower = report("/b", 2, "c", [("g", 40, 400), ("h", 7, 10)], 500)
-    assert replica_findings([leader, follower]) == []
+    assert replicas([leader, follower]) == []
 
 
 def test_replicas_that_diverged() -> None:
     left = report("/a", 1, "c", [("g", 50, 300)], 1000)
     right = report("/b", 2, "c", [("g", 60, 310)], 1000)
-    [(index, finding)] = replica_findings([left, right])
+    [(index, finding)] = replicas([left, right])
     assert index == 0 and finding.kind == "replica-divergence" and finding.group == "g"
     assert "below offset 1000" in finding.detail
 
@@ -107,11 +109,11 @@ def test_replicas_that_diverged() -> None:
 def test_other_clusters_are_not_replicas() -> None:
     left = report("/a", 1, "c1", [("g", 50, 300)], 1000)
     right = report("/b", 2, "c2", [("g", 60, 310)], 1000)
-    assert replica_findings([left, right]) == []
+    assert replicas([left, right]) == []
 
 
 def test_two_log_dirs_claiming_one_broker_id() -> None:
-    found = replica_findings([report("/a", 3, "c", [], 0), report("/b", 3, "c", [], 0)])
+    found = replicas([report("/a", 3, "c", [], 0), report("/b", 3, "c", [], 0)])
     assert [(i, f.kind) for i, f in found] == [
         (0, "duplicate-broker-id"),
         (1, "duplicate-broker-id"),

@@ -12,7 +12,7 @@ the groups on the way, so that every byte is read once.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offsets_auditor.damage import damage_findings, place_of
@@ -158,22 +158,36 @@ def collect(
     findings = [*model.findings, *groups_plan.findings, *damage]
     for result in replayed:
         findings.extend(result.findings)
-        for group in result.groups:
-            if group.expected_partition != group.coordinator_partition:
-                findings.append(
-                    Finding(
-                        "misplaced-group",
-                        Severity.WARNING,
-                        f"group {group.group!r} has records in __consumer_offsets-"
-                        f"{group.coordinator_partition}, but partitionFor sends it to"
-                        f" __consumer_offsets-{group.expected_partition} with"
-                        f" {groups_plan.partitions_count} partitions: its coordinator never"
-                        " reads these",
-                        partition=f"{OFFSETS_TOPIC}-{group.coordinator_partition}",
-                        group=group.group,
-                    )
-                )
+        findings.extend(misplaced_findings(result, groups_plan.partitions_count))
     return GroupsRecovery(groups_plan.rules, replayed, tuple(findings))
+
+
+def misplaced_findings(replayed: PartitionGroups, partitions_count: int) -> list[Finding]:
+    """The groups of ``replayed`` that ``partitionFor`` sends to another partition."""
+    return [
+        Finding(
+            "misplaced-group",
+            Severity.WARNING,
+            f"group {group.group!r} has records in __consumer_offsets-"
+            f"{group.coordinator_partition}, but partitionFor sends it to"
+            f" __consumer_offsets-{group.expected_partition} with"
+            f" {partitions_count} partitions: its coordinator never reads these",
+            partition=f"{OFFSETS_TOPIC}-{group.coordinator_partition}",
+            group=group.group,
+        )
+        for group in replayed.groups
+        if group.expected_partition != group.coordinator_partition
+    ]
+
+
+def without_groups(replayed: PartitionGroups, partitions_count: int) -> PartitionGroups:
+    """``replayed`` less its groups, its findings about them kept: what :func:`collect` needs
+    when the groups themselves are taken elsewhere (the scan writes them out per partition)."""
+    return replace(
+        replayed,
+        groups=(),
+        findings=(*replayed.findings, *misplaced_findings(replayed, partitions_count)),
+    )
 
 
 def recover(

@@ -1,0 +1,111 @@
+"""Each partition's groups as a table of their own, on disk (``RESULTS/.staging/<run>.groups``).
+
+Stage B (on an executor) writes the groups it replayed for one partition of one input as an Arrow
+file, column by column (``published.group_columns``); the driver never holds them as Python
+objects. It reads the files back (memory-mapped) in the report's order to write the run's
+``groups`` table one partition at a time, and to compare replicas' latest commits.
+
+A file is written to a temporary name and renamed, so a retried task or a partition read again
+replaces it whole. Like the segment cache, the directory must be one every executor sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from offsets_auditor import published
+from offsets_auditor.audit_stages import PartitionOutcome
+from offsets_auditor.groups.model import GroupState
+from offsets_auditor.groups.recover import without_groups
+from spark_jobs.publish import arrow_schema, column
+
+#: The part files' schema: the ``groups`` table's, less the columns saying where.
+_WHERE = ("input", "log_dir", "broker_id", "cluster_id")
+PART_SCHEMA = pa.schema([f for f in arrow_schema("groups") if f.name not in _WHERE])
+
+
+def parts_dir(results: Path, run_id: str) -> Path:
+    return results / published.STAGING / f"{run_id}.groups"
+
+
+def part_path(parts: Path, index: int, partition: str) -> Path:
+    return parts / f"{index}-{partition}.arrow"
+
+
+def write(parts: Path, index: int, partition: str, groups: Iterable[GroupState]) -> None:
+    columns = published.group_columns(groups)
+    table = pa.table([column(columns[f.name], f.type) for f in PART_SCHEMA], schema=PART_SCHEMA)
+    target = part_path(parts, index, partition)
+    tmp = parts / f".{target.name}.{os.getpid()}.tmp"
+    parts.mkdir(parents=True, exist_ok=True)
+    try:
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, PART_SCHEMA) as writer:
+            writer.write_table(table)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def read(parts: Path, index: int, partition: str) -> pa.Table:
+    """The part of ``partition`` of input ``index`` (memory-mapped; empty when it has none)."""
+    path = part_path(parts, index, partition)
+    if not path.is_file():
+        return PART_SCHEMA.empty_table()
+    # not closed here: the table's buffers are the mapping's pages
+    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+
+
+def table_chunks(
+    parts: Path, order: Iterable[tuple[int, str]], where: Mapping[int, Mapping[str, object]]
+) -> Iterator[pa.Table]:
+    """The ``groups`` table, one partition at a time in ``order`` ((input, partition name)),
+    with ``where[input]``'s columns first."""
+    schema = arrow_schema("groups")
+    for index, partition in order:
+        part = read(parts, index, partition)
+        constants = [
+            pa.array([where[index][f.name]] * len(part), type=f.type)
+            for f in schema
+            if f.name in _WHERE
+        ]
+        yield pa.table([*constants, *part.columns], schema=schema)
+
+
+def latest_commits(
+    parts: Path, index: int, partition: str
+) -> dict[tuple[str, str, int], tuple[int, int]]:
+    """(group, topic, partition) -> (committed offset, log offset of the commit): the offsets a
+    coordinator loads from this partition of this input (not the pending ones)."""
+    part = read(parts, index, partition)
+    committed = part.filter(pc.equal(part["pending"], False))
+    keys = zip(
+        committed["group"].to_pylist(),
+        committed["topic"].to_pylist(),
+        committed["partition"].to_pylist(),
+        strict=True,
+    )
+    values = zip(committed["offset"].to_pylist(), committed["log_offset"].to_pylist(), strict=True)
+    return dict(zip(keys, values, strict=True))
+
+
+def set_apart(
+    parts: Path, index: int, outcome: PartitionOutcome, partitions_count: int
+) -> tuple[PartitionOutcome, int]:
+    """``outcome`` with its groups written to their part file and taken out of its replay
+    (their findings kept); and how many groups there were."""
+    replay = outcome.replay
+    if replay is None:
+        return outcome, 0
+    if partitions_count <= 0:  # no groups are recovered then (``audit_stages.conclude``)
+        return replace(outcome, replay=replace(replay, groups=())), 0
+    write(parts, index, outcome.partition.name, replay.groups)
+    light = replace(outcome, replay=without_groups(replay, partitions_count))
+    return light, len(replay.groups)
