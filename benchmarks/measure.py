@@ -41,6 +41,9 @@ class Measured:
     stderr: str
     #: pid -> (role, peak resident bytes)
     peaks: dict[int, tuple[str, int]] = field(default_factory=dict)
+    #: pid -> (role, largest anonymous resident bytes seen at a poll): ``RssAnon``, memory the
+    #: kernel cannot drop (the resident set also counts pages of mapped files, which it can)
+    anon_peaks: dict[int, tuple[str, int]] = field(default_factory=dict)
     #: the largest sum of the workers' resident sets seen at one poll
     workers_together: int = 0
     #: the largest sum of the whole tree's resident sets seen at one poll
@@ -50,6 +53,10 @@ class Measured:
     def peak(self, role: str) -> int:
         """The largest peak of one process of ``role`` (0 if none was seen)."""
         return max((hwm for r, hwm in self.peaks.values() if r == role), default=0)
+
+    def peak_anon(self, role: str) -> int:
+        """The largest anonymous resident set seen of one process of ``role`` (0 if none)."""
+        return max((anon for r, anon in self.anon_peaks.values() if r == role), default=0)
 
     def count(self, role: str) -> int:
         return sum(1 for r, _ in self.peaks.values() if r == role)
@@ -77,20 +84,20 @@ def _cpu_seconds(pid: int) -> float | None:
     return None if fields is None else (int(fields[11]) + int(fields[12])) / _TICKS
 
 
-def _status(pid: int) -> tuple[int, int] | None:
-    """(VmHWM, VmRSS) in bytes."""
+def _status(pid: int) -> tuple[int, int, int] | None:
+    """(VmHWM, VmRSS, RssAnon) in bytes."""
     try:
         text = (_PROC / str(pid) / "status").read_text()
     except OSError:
         return None
     values = {}
     for line in text.splitlines():
-        if line.startswith(("VmHWM:", "VmRSS:")):
+        if line.startswith(("VmHWM:", "VmRSS:", "RssAnon:")):
             name, amount, _unit = line.split()
             values[name] = int(amount) * 1024
     if "VmHWM:" not in values:
         return None  # a zombie
-    return values["VmHWM:"], values["VmRSS:"]
+    return values["VmHWM:"], values["VmRSS:"], values.get("RssAnon:", 0)
 
 
 def _cmdline(pid: int) -> list[str]:
@@ -191,12 +198,16 @@ def run(
                 status = _status(pid)
                 if status is None:
                     continue
-                hwm, rss = status
+                hwm, rss, anon = status
                 seconds = _cpu_seconds(pid)
                 if seconds is not None:
                     cpu[pid] = max(cpu.get(pid, 0.0), seconds)
                 role = roles[pid]
                 result.peaks[pid] = (role, max(hwm, result.peaks.get(pid, (role, 0))[1]))
+                result.anon_peaks[pid] = (
+                    role,
+                    max(anon, result.anon_peaks.get(pid, (role, 0))[1]),
+                )
                 together += rss
                 if role == "worker":
                     workers += rss

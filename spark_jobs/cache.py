@@ -7,16 +7,20 @@ and start offset, the reader). The active segment is fingerprinted as listed: on
 appends to it, its size and mtime differ and it is read again.
 
 Entries are written by the executors that read the segments (tmp file + rename) and read by the
-ones that fold each partition: the per-segment results travel through the results dir, not
-through Spark's shuffle (a partition's results can be far larger than the JVM's buffers). So on a
-cluster ``--out`` must be a filesystem every executor sees, as the log dirs are.
+ones that fold each partition, memory-mapped (``store``, ``load``: the results' numpy columns
+are never copied into the process, and stay pages the kernel can drop). The per-segment results
+travel through the results dir, not through Spark's shuffle (a partition's results can be far
+larger than the JVM's buffers). So on a cluster ``--out`` must be a filesystem every executor
+sees, as the log dirs are.
 """
 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import pickle
+import struct
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
@@ -56,36 +60,77 @@ def segment_key(source: fs.ReadOnlyFile, size: int, mtime_ms: int, context: str)
 
 
 def exists(cache: Path, key: str) -> bool:
-    return (cache / f"{key}.pkl").is_file()
+    return (cache / f"{key}{_SUFFIX}").is_file()
 
 
-def load(cache: Path, key: str) -> bytes | None:
-    try:
-        with fs.ReadOnlyFile(cache / f"{key}.pkl") as f:
-            return f.read_at(0, f.size)
-    except OSError:
-        return None
+#: An entry: ``_MAGIC``, the pickle's length and the number of buffers (``_HEAD``), each
+#: buffer's length, then the pickle and the buffers, each at a multiple of ``_ALIGN``.
+_SUFFIX: Final = ".res"
+_MAGIC: Final = b"OARES001"
+_HEAD: Final = struct.Struct("<8sQQ")
+_LENGTH: Final = struct.Struct("<Q")
+_ALIGN: Final = 64
 
 
-def store(cache: Path, key: str, payload: bytes) -> bool:
-    """Keep ``payload`` under ``key``; False when the cache cannot be written."""
-    target = cache / f"{key}.pkl"
+def store(cache: Path, key: str, value: Any) -> bool:
+    """Keep ``value`` under ``key`` (its numpy arrays written as they are, out of the pickle,
+    so that :func:`load` maps them instead of copying); False when the cache cannot be
+    written."""
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    target = cache / f"{key}{_SUFFIX}"
     tmp = cache / f".{key}.{os.getpid()}.tmp"
     try:
         cache.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as out:
-            out.write(payload)
+            out.write(_HEAD.pack(_MAGIC, len(data), len(raws)))
+            for raw in raws:
+                out.write(_LENGTH.pack(raw.nbytes))
+            parts: list[bytes | memoryview] = [data, *raws]
+            for part in parts:
+                out.write(b"\0" * (-out.tell() % _ALIGN))
+                out.write(part)
         os.replace(tmp, target)
         return True
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
         return False
+    finally:
+        for b in buffers:
+            b.release()
+
+
+def load(cache: Path, key: str) -> Any | None:
+    """The value kept under ``key``, its arrays read-only views of the entry's pages (mapped,
+    not read: the kernel pages them in as they are used, and may drop them again); None when
+    the entry is gone or unreadable."""
+    try:
+        with open(cache / f"{key}{_SUFFIX}", "rb") as f:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    view = memoryview(mapped)
+    try:
+        magic, length, count = _HEAD.unpack_from(view)
+        if magic != _MAGIC:
+            return None
+        sizes = [_LENGTH.unpack_from(view, _HEAD.size + i * _LENGTH.size)[0] for i in range(count)]
+        at = _HEAD.size + count * _LENGTH.size
+        parts = []
+        for size in (length, *sizes):
+            at += -at % _ALIGN
+            parts.append(view[at : at + size])
+            at += size
+        return pickle.loads(parts[0], buffers=parts[1:])
+    except (struct.error, pickle.UnpicklingError, EOFError, ValueError):
+        return None
 
 
 def prune(cache: Path, used: Iterable[str]) -> int:
     """Remove the entries this run did not use (their segments are gone or replaced)."""
-    keep = {f"{key}.pkl" for key in used}
+    keep = {f"{key}{_SUFFIX}" for key in used}
     removed = 0
     if not cache.is_dir():
         return 0

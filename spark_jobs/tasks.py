@@ -128,10 +128,9 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
             work.groups_plan,
             lambda _p, _s: ctx.read.source(source, label),
         )
-        payload = cache.dumps(result)
-        if cache.store(cache_dir, key, payload):
+        if cache.store(cache_dir, key, result):
             return {**row, "status": OK, "cache_key": key}
-        return {**row, "status": OK, "result": payload}
+        return {**row, "status": OK, "result": cache.dumps(result)}
 
 
 def fold_partition(
@@ -148,11 +147,15 @@ def fold_partition(
         if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
             return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
         results: list[SegmentResult] = []
-        for r in rows:  # one payload in memory at a time
-            payload = r["result"] or cache.load(Path(ctx.cache_dir), r["cache_key"])
-            if payload is None:  # the cache entry is gone (or not shared): read it again
+        for r in rows:  # mapped from the cache: their columns stay file pages
+            result = (
+                cache.loads(r["result"])
+                if r["result"] is not None
+                else cache.load(Path(ctx.cache_dir), r["cache_key"])
+            )
+            if result is None:  # the cache entry is gone (or not shared): read it again
                 return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
-            results.append(cache.loads(payload))
+            results.append(result)
         plan, work = ctx.plans[index], ctx.works[index]
         outcome = audit_partition(work, partition, results, plan.configs, plan.now_ms)
         outcome, groups = group_parts.set_apart(
