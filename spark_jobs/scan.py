@@ -336,10 +336,12 @@ def _spark_round(
     changed: set[tuple[int, str]] = set()
     for row in table.to_pylist() if table is not None else ():
         key = (row["input"], row["partition"])
-        if row["status"] == OK:
+        if row["status"] == OK and (
+            row["groups"] == 0 or group_parts.part_path(parts, *key).is_file()
+        ):
             outcome = cache.loads(row["outcome"])
             done[key] = (outcome, json.loads(row["segments_json"]), row["groups"])
-        else:
+        else:  # changed while read, or its groups written where the driver cannot see them
             changed.add(key)
     for w in listed:  # partitions without segments never reach the executors
         key = (w.input, w.partition.name)

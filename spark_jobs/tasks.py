@@ -158,9 +158,12 @@ def fold_partition(
             results.append(result)
         plan, work = ctx.plans[index], ctx.works[index]
         outcome = audit_partition(work, partition, results, plan.configs, plan.now_ms)
-        outcome, groups = group_parts.set_apart(
-            Path(ctx.parts_dir), index, outcome, _partitions_count(work)
-        )
+        try:
+            outcome, groups = group_parts.set_apart(
+                Path(ctx.parts_dir), index, outcome, _partitions_count(work)
+            )
+        except OSError:  # --out not writable here: the driver reads the partition itself
+            return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
         segments = [
             segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1)
             for i, (result, r) in enumerate(zip(results, rows, strict=True))
