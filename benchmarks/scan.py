@@ -504,7 +504,10 @@ def section(
         " (`benchmarks/measure.py`):"
         " the Python driver, the JVM (driver and executor in local mode), the largest Python"
         " worker (where the executors' code runs: stage A per segment, stage B per partition),"
-        " and the largest sum of the workers' resident sets at one time. `local[1]` and"
+        " and the largest sum of the workers' resident sets at one time. A worker's resident"
+        " set counts the pages of the segment results it maps from the cache, which the kernel"
+        ' drops under pressure; "worker anonymous" is its largest `RssAnon` seen at a poll,'
+        " the memory it cannot drop. `local[1]` and"
         " `audit` are pinned to one core; `audit` runs with groups (its default).\n\n"
         'Spark\'s start-up alone (a fresh process; "session" imports pyspark and starts the'
         " JVM; then `spark.range(1).count()`, then a `mapInArrow` of one row, which starts the"
