@@ -195,9 +195,13 @@ MANIFEST_FIELDS: Final = (
 )
 
 
-def _where(index: int, report: Mapping[str, Any]) -> dict[str, Any]:
-    """Where each row of a report comes from: the scan audits each log dir on its own, so a
-    report it publishes holds one broker (one log dir)."""
+#: The columns saying where a row comes from (``where``), first in every table that has them.
+WHERE_COLUMNS: Final = ("input", "log_dir", "broker_id", "cluster_id")
+
+
+def where(index: int, report: Mapping[str, Any]) -> dict[str, Any]:
+    """Where each row of a report comes from (``WHERE_COLUMNS``): the scan audits each log dir
+    on its own, so a report it publishes holds one broker (one log dir)."""
     (broker,) = report["brokers"]
     return {
         "input": index,
@@ -214,7 +218,7 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
         r = broker["recommendation"] or {}
         mine = report["partitions"]
         yield {
-            **_where(index, report),
+            **where(index, report),
             "kafka_version": version["used"],
             "kafka_version_low": version["range"][0],
             "kafka_version_high": version["range"][1],
@@ -257,7 +261,7 @@ def partition_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, 
             p["space"],
         )
         yield {
-            **_where(index, report),
+            **where(index, report),
             **{k: p.get(k) for k in _PARTITION_FIELDS},
             **{k: cleaner.get(k) for k in _CLEANER_FIELDS},
             "needed_entries": p.get("needed_entries"),
@@ -303,16 +307,14 @@ _CLEANER_FIELDS: Final = (
 
 def index_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for x in report["indexes"]:
-        yield {**_where(index, report), **{k: x.get(k) for k in _INDEX_FIELDS}}
+        yield {**where(index, report), **{k: x.get(k) for k in _INDEX_FIELDS}}
 
 
 _INDEX_FIELDS: Final = ("file", "partition", "kind", "base_offset", "verdict", "reason")
 
 
 #: The ``groups`` table's columns that come from the groups themselves (the rest say where).
-GROUP_COLUMNS: Final = tuple(
-    c for c, _ in TABLES["groups"] if c not in ("input", "log_dir", "broker_id", "cluster_id")
-)
+GROUP_COLUMNS: Final = tuple(c for c, _ in TABLES["groups"] if c not in WHERE_COLUMNS)
 
 
 def group_columns(groups: Iterable[GroupState]) -> dict[str, list[Any]]:
@@ -346,9 +348,9 @@ _NO_OFFSET: Final = (None,) * 11
 
 
 def finding_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    where = _where(index, report)
+    place = where(index, report)
     for f in report["findings"]:
-        yield {**where, **{k: f.get(k) for k, _ in TABLES["findings"] if k not in where}}
+        yield {**place, **{k: f.get(k) for k, _ in TABLES["findings"] if k not in place}}
 
 
 #: table -> the function building its rows from (input index, report); ``groups`` and

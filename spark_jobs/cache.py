@@ -59,10 +59,6 @@ def segment_key(source: fs.ReadOnlyFile, size: int, mtime_ms: int, context: str)
     return digest.hexdigest()
 
 
-def exists(cache: Path, key: str) -> bool:
-    return (cache / f"{key}{_SUFFIX}").is_file()
-
-
 #: An entry: ``_MAGIC``, the pickle's length and the number of buffers (``_HEAD``), each
 #: buffer's length, then the pickle and the buffers, each at a multiple of ``_ALIGN``.
 _SUFFIX: Final = ".res"
@@ -70,6 +66,10 @@ _MAGIC: Final = b"OARES001"
 _HEAD: Final = struct.Struct("<8sQQ")
 _LENGTH: Final = struct.Struct("<Q")
 _ALIGN: Final = 64
+
+
+def exists(cache: Path, key: str) -> bool:
+    return (cache / f"{key}{_SUFFIX}").is_file()
 
 
 def store(cache: Path, key: str, value: Any) -> bool:

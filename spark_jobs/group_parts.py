@@ -21,14 +21,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from offsets_auditor import published
-from offsets_auditor.audit_stages import PartitionOutcome
+from offsets_auditor.audit_stages import LogDirWork, PartitionOutcome
 from offsets_auditor.groups.model import GroupState
 from offsets_auditor.groups.recover import without_groups
 from spark_jobs.publish import arrow_schema, column
 
 #: The part files' schema: the ``groups`` table's, less the columns saying where.
-_WHERE = ("input", "log_dir", "broker_id", "cluster_id")
-PART_SCHEMA = pa.schema([f for f in arrow_schema("groups") if f.name not in _WHERE])
+PART_SCHEMA = pa.schema(
+    [f for f in arrow_schema("groups") if f.name not in published.WHERE_COLUMNS]
+)
 
 
 def parts_dir(results: Path, run_id: str) -> Path:
@@ -74,7 +75,7 @@ def table_chunks(
         constants = [
             pa.array([where[index][f.name]] * len(part), type=f.type)
             for f in schema
-            if f.name in _WHERE
+            if f.name in published.WHERE_COLUMNS
         ]
         yield pa.table([*constants, *part.columns], schema=schema)
 
@@ -97,13 +98,15 @@ def latest_commits(
 
 
 def set_apart(
-    parts: Path, index: int, outcome: PartitionOutcome, partitions_count: int
+    parts: Path, index: int, work: LogDirWork, outcome: PartitionOutcome
 ) -> tuple[PartitionOutcome, int]:
-    """``outcome`` with its groups written to their part file and taken out of its replay
-    (their findings kept); and how many groups there were."""
+    """``outcome`` (of a partition of input ``index``, whose work is ``work``) with its groups
+    written to their part file and taken out of its replay (their findings kept); and how
+    many groups there were."""
     replay = outcome.replay
-    if replay is None:
+    if replay is None or work.groups_plan is None:
         return outcome, 0
+    partitions_count = work.groups_plan.partitions_count
     if partitions_count <= 0:  # no groups are recovered then (``audit_stages.conclude``)
         return replace(outcome, replay=replace(replay, groups=())), 0
     write(parts, index, outcome.partition.name, replay.groups)

@@ -250,21 +250,14 @@ def run_scan(
         reads_clock,
         sum(group_counts.values()),
     )
-    where = {
-        s.index: {
-            "input": s.index,
-            "log_dir": str(s.path),
-            "broker_id": s.work.model.broker_id,
-            "cluster_id": s.work.model.cluster_id,
-        }
-        for s in inputs
-    }
     run_dir = publish.publish(
         options.out,
         run_id,
         {
             **{name: publish.to_arrow(name, rows) for name, rows in tables.items()},
-            "groups": group_parts.table_chunks(parts, order, where),
+            "groups": group_parts.table_chunks(
+                parts, order, {i: published.where(i, r) for i, r in enumerate(reports)}
+            ),
         },
         reports,
         manifest,
@@ -350,17 +343,9 @@ def _spark_round(
             outcome = audit_partition(
                 source.work, w.partition, [], source.plan.configs, source.plan.now_ms
             )
-            light, groups = _set_apart(parts, source, outcome)
+            light, groups = group_parts.set_apart(parts, source.index, source.work, outcome)
             done[key] = (light, [], groups)
     return done, changed
-
-
-def _set_apart(
-    parts: Path, source: Input, outcome: PartitionOutcome
-) -> tuple[PartitionOutcome, int]:
-    groups_plan = source.work.groups_plan
-    count = 0 if groups_plan is None else groups_plan.partitions_count
-    return group_parts.set_apart(parts, source.index, outcome, count)
 
 
 def _read_on_driver(
@@ -380,7 +365,7 @@ def _read_on_driver(
         source.work, partition, results, source.plan.configs, source.plan.now_ms
     )
     rows = [segment_row(r, False, None, i == len(results) - 1) for i, r in enumerate(results)]
-    light, groups = _set_apart(parts, source, outcome)
+    light, groups = group_parts.set_apart(parts, source.index, source.work, outcome)
     return light, rows, groups, found
 
 

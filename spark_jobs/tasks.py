@@ -22,12 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from offsets_auditor import fs
-from offsets_auditor.audit_stages import (
-    LogDirWork,
-    SegmentResult,
-    audit_partition,
-    read_segment_result,
-)
+from offsets_auditor.audit_stages import SegmentResult, audit_partition, read_segment_result
 from offsets_auditor.reading import segment_label
 from spark_jobs import cache, group_parts
 from spark_jobs.work import Context, SegmentTask
@@ -159,9 +154,7 @@ def fold_partition(
         plan, work = ctx.plans[index], ctx.works[index]
         outcome = audit_partition(work, partition, results, plan.configs, plan.now_ms)
         try:
-            outcome, groups = group_parts.set_apart(
-                Path(ctx.parts_dir), index, outcome, _partitions_count(work)
-            )
+            outcome, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, outcome)
         except OSError:  # --out not writable here: the driver reads the partition itself
             return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
         segments = [
@@ -182,10 +175,6 @@ def fold_partition(
         )
 
     return run
-
-
-def _partitions_count(work: LogDirWork) -> int:
-    return 0 if work.groups_plan is None else work.groups_plan.partitions_count
 
 
 def segment_row(
