@@ -40,6 +40,7 @@ import json
 import os
 import platform
 import shutil
+import struct
 import sys
 import time
 from dataclasses import dataclass
@@ -53,11 +54,16 @@ from benchmarks.cluster import (
     ensure_cluster,
     log_dir,
 )
+from benchmarks.cluster_log import PartitionWriter
 from benchmarks.generate import DATA_DIR
 from benchmarks.measure import Measured, run
 
 README = Path(__file__).parent / "README.md"
 SECTION = "## Scan throughput"
+#: A v2 batch's header up to its record count, and the fields ``resegmented`` reads from it
+#: (base offset, last offset delta, max timestamp, records).
+V2_HEADER = 61
+V2_FIELDS = struct.Struct(">q15xi8xq14xi")
 GiB = 1024**3
 STARTUP = """
 import json, sys, time
@@ -177,6 +183,49 @@ def hot_view(root: Path, manifest: dict[str, Any], segments: int, dest: Path) ->
         "segments": len(chosen),
         "bytes": sum(log.stat().st_size for log in chosen),
         "records": end,  # from offset 0, never cleaned: one record per offset
+    }
+
+
+def resegmented(view: dict[str, Any], segment_bytes: int, dest: Path) -> dict[str, Any]:
+    """The log dir of ``view`` (``hot_view``) with its partition's batches written again into
+    segments of ``segment_bytes`` (rolled, indexed and named as a broker does, and the broker's
+    ``offsets.topic.segment.bytes`` set to match): the same records in fewer, larger segments."""
+    source = Path(view["log_dir"])
+    (partition,) = [p for p in source.iterdir() if p.is_dir()]
+    target = dest / "kafka-logs"
+    if dest.exists():
+        shutil.rmtree(dest)
+    writer = PartitionWriter(target / partition.name, segment_bytes)
+    for log in sorted(partition.glob("*.log")):
+        with log.open("rb") as f:
+            while header := f.read(V2_HEADER):
+                (length,) = struct.unpack_from(">i", header, 8)
+                batch = header + f.read(length + 12 - V2_HEADER)
+                base_offset, _last_delta, max_timestamp, records = V2_FIELDS.unpack_from(batch)
+                writer.append(batch, base_offset, records, max_timestamp)
+    active = writer.active_base_offset
+    writer.close()
+    for file in source.iterdir():
+        if file.is_file():
+            shutil.copy(file, target / file.name)
+    shutil.copy(partition / "leader-epoch-checkpoint", target / partition.name)
+    end = int(view["records"])
+    for offset in sorted({active, end}):
+        (target / partition.name / f"{offset:020d}.snapshot").write_bytes(EMPTY_PRODUCER_SNAPSHOT)
+    properties = Path(view["server_properties"]).read_text().splitlines()
+    properties = [
+        f"offsets.topic.segment.bytes={segment_bytes}"
+        if line.startswith("offsets.topic.segment.bytes=")
+        else line
+        for line in properties
+    ]
+    (dest / "server.properties").write_text("\n".join(properties) + "\n")
+    return {
+        **view,
+        "log_dir": str(target),
+        "server_properties": str(dest / "server.properties"),
+        "segments": len(writer.segments),
+        "largest_segment": max(s.size for s in writer.segments),
     }
 
 

@@ -40,7 +40,7 @@ from offsets_auditor.cleaner.blockers import (
 from offsets_auditor.cleaner.capacity import buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import fold_partition
-from offsets_auditor.cleaner.segment_facts import SegmentFacts, segment_facts
+from offsets_auditor.cleaner.segment_facts import ColumnSink, SegmentFacts, segment_facts
 from offsets_auditor.cleaner.selection import reads_clock
 from offsets_auditor.cleaner.verdict import Outcome, severity_of
 from offsets_auditor.damage import damage_findings, place_of
@@ -100,7 +100,9 @@ def read_segment_result(
     segment: Segment,
     groups_plan: GroupsPlan | None,
     read: SegmentReader = DEFAULT_READ.segment,
+    columns: ColumnSink | None = None,
 ) -> SegmentResult:
+    """``columns``: where the cleaner's columns go as they are read (by default, memory)."""
     builder = groups_plan.builder(partition, segment) if groups_plan is not None else None
 
     def items() -> Iterator[Chunk | DecodeError]:
@@ -109,7 +111,7 @@ def read_segment_result(
                 builder.add(item)
             yield item
 
-    facts = segment_facts(items(), segment.base_offset, segment_label(partition, segment))
+    facts = segment_facts(items(), segment.base_offset, segment_label(partition, segment), columns)
     if facts.damage is not None:  # where Kafka 0.9 looks first (cleaner.damage)
         facts = replace(facts, index_last_position=last_index_position(partition, segment))
     return SegmentResult(segment, facts, builder.result() if builder is not None else None)

@@ -20,8 +20,10 @@ import contextlib
 import mmap
 import os
 import pickle
+import shutil
 import struct
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -128,6 +130,22 @@ def load(cache: Path, key: str) -> Any | None:
         return None
 
 
+@contextlib.contextmanager
+def scratch(cache: Path) -> Iterator[Path | None]:
+    """A directory of the cache's filesystem for what one segment's read writes before its
+    entry is stored (its columns), removed afterwards; None when none can be made."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        directory = Path(tempfile.mkdtemp(prefix=".scratch-", dir=cache))
+    except OSError:
+        yield None
+        return
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def prune(cache: Path, used: Iterable[str]) -> int:
     """Remove the entries this run did not use (their segments are gone or replaced)."""
     keep = {f"{key}{_SUFFIX}" for key in used}
@@ -135,7 +153,9 @@ def prune(cache: Path, used: Iterable[str]) -> int:
     if not cache.is_dir():
         return 0
     for entry in cache.iterdir():
-        if entry.name not in keep:
+        if entry.name.startswith(".scratch-"):  # left by a read that was killed
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name not in keep:
             with contextlib.suppress(OSError):
                 entry.unlink()
                 removed += 1

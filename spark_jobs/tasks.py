@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from offsets_auditor import fs
 from offsets_auditor.audit_stages import SegmentResult, audit_partition, read_segment_result
+from offsets_auditor.cleaner.spilled_columns import SpilledColumns
 from offsets_auditor.reading import segment_label
 from spark_jobs import cache, group_parts
 from spark_jobs.work import Context, SegmentTask
@@ -117,15 +118,17 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
         if cache.exists(cache_dir, key):
             return {**row, "status": OK, "reused": True, "cache_key": key}
         label = segment_label(partition, segment)
-        result = read_segment_result(
-            partition,
-            segment,
-            work.groups_plan,
-            lambda _p, _s: ctx.read.source(source, label),
-        )
-        if cache.store(cache_dir, key, result):
-            return {**row, "status": OK, "cache_key": key}
-        return {**row, "status": OK, "result": cache.dumps(result)}
+        with cache.scratch(cache_dir) as scratch:
+            result = read_segment_result(
+                partition,
+                segment,
+                work.groups_plan,
+                lambda _p, _s: ctx.read.source(source, label),
+                SpilledColumns(scratch) if scratch is not None else None,
+            )
+            if cache.store(cache_dir, key, result):
+                return {**row, "status": OK, "cache_key": key}
+            return {**row, "status": OK, "result": cache.dumps(result)}
 
 
 def fold_partition(

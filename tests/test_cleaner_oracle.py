@@ -23,10 +23,12 @@ the record reader.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import event, given, settings
@@ -35,6 +37,7 @@ from hypothesis import strategies as st
 from offsets_auditor.audit import emulate_partition
 from offsets_auditor.audit_report import report_json
 from offsets_auditor.audit_stages import audit_at
+from offsets_auditor.cleaner import windows as cleaner_windows
 from offsets_auditor.cleaner.config import LONG_MAX, CleanerConfig, cleaner_config
 from offsets_auditor.decode import decode_segment
 from offsets_auditor.errors import DecodeError
@@ -105,6 +108,16 @@ def both(log_dir: Path, cfg: CleanerConfig) -> tuple[ref.Emulated, dict[str, Any
     new = emulate_partition(partition, logdir, cfg, NOW_MS)
     assert new is not None
     return old, ref.comparable(new)
+
+
+@contextlib.contextmanager
+def windows_of(records: int | None) -> Iterator[None]:
+    """The cleaner's rules read ``records`` records at a time (None: as by default)."""
+    if records is None:
+        yield
+        return
+    with mock.patch.object(cleaner_windows, "WINDOW_RECORDS", records):
+        yield
 
 
 def assert_same(log_dir: Path, cfg: CleanerConfig) -> ref.Emulated:
@@ -212,6 +225,7 @@ def note_coverage(old: ref.Emulated, spec: Partition, log_dir: Path) -> None:
     retention=st.sampled_from([0, 0, 5_000, 86_400_000]),
     min_lag=st.sampled_from([0, 0, 10**9 - 300]),
     max_lag=st.sampled_from([LONG_MAX, LONG_MAX, 10**9 - 100]),
+    window=st.sampled_from([None, None, 1, 2, 3, 5]),
 )
 def test_the_emulation_equals_the_oracle_on_synthetic_partitions(
     tmp_path_factory: pytest.TempPathFactory,
@@ -223,7 +237,10 @@ def test_the_emulation_equals_the_oracle_on_synthetic_partitions(
     retention: int,
     min_lag: int,
     max_lag: int,
+    window: int | None,
 ) -> None:
+    """``window``: records the cleaner's rules read at a time (``cleaner.windows``), when not
+    the default: windows that split segments between any two batches."""
     log_dir = write_partition(tmp_path_factory.mktemp("synthetic"), spec)
     cfg = config(
         version,
@@ -234,7 +251,8 @@ def test_the_emulation_equals_the_oracle_on_synthetic_partitions(
         min_lag=min_lag,
         max_lag=max_lag,
     )
-    old = assert_same(log_dir, cfg)
+    with windows_of(window):
+        old = assert_same(log_dir, cfg)
     note_coverage(old, spec, log_dir)
 
 
@@ -423,6 +441,18 @@ def test_the_emulation_equals_the_oracle_on_the_discrepancies_it_had(
     assert_same(write_partition(tmp_path, spec), cfg)
 
 
+@pytest.mark.parametrize("window", [1, 2, 3])
+@pytest.mark.parametrize("name", [*REACHED, *KNOWN])
+def test_the_emulation_equals_the_oracle_in_small_windows(
+    name: str, window: int, tmp_path: Path
+) -> None:
+    """Every hand-built case (a map full mid-segment, transactions, several passes...) with
+    the cleaner's rules reading a few records at a time."""
+    spec, cfg, _ = REACHED.get(name) or KNOWN[name]
+    with windows_of(window):
+        assert_same(write_partition(tmp_path, spec), cfg)
+
+
 # -- 5. either reader, the same audit -------------------------------------------------------------
 
 LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs*"))
@@ -441,6 +471,18 @@ def test_the_audit_is_the_same_with_either_reader_on_real_log_dirs(log_dir: Path
     assert audit_document(log_dir, cfg, Backend.PYTHON) == audit_document(
         log_dir, cfg, Backend.NATIVE
     )
+
+
+@pytest.mark.parametrize("log_dir", LOG_DIRS, ids=[str(d.relative_to(FIXTURES)) for d in LOG_DIRS])
+def test_the_audit_is_the_same_in_small_windows_on_real_log_dirs(log_dir: Path) -> None:
+    """The real brokers' partitions (damaged ones among them) audited with the cleaner's rules
+    reading 2 records at a time, as by default."""
+    fixture = log_dir.parent
+    properties = parse_java_properties((fixture / "broker-server.properties").read_text())
+    cfg = cleaner_config(properties, {}, fixture.parent.name.removeprefix("kafka-"))
+    default = audit_document(log_dir, cfg, Backend.NATIVE)
+    with windows_of(2):
+        assert audit_document(log_dir, cfg, Backend.NATIVE) == default
 
 
 @settings(max_examples=15, deadline=None)
@@ -468,3 +510,22 @@ def test_the_audit_is_the_same_with_either_reader_on_the_hand_built_partitions(
     assert audit_document(log_dir, cfg, Backend.PYTHON) == audit_document(
         log_dir, cfg, Backend.NATIVE
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    spec=partitions(),
+    version=st.sampled_from(VERSIONS),
+    slots=st.integers(2, 40),
+    window=st.integers(1, 4),
+)
+def test_the_audit_is_the_same_in_small_windows_on_damaged_synthetic_partitions(
+    tmp_path_factory: pytest.TempPathFactory, spec: Partition, version: str, slots: int, window: int
+) -> None:
+    """Corrupt entries among the sound ones: where the map's reads stop decides whether the
+    cleaner reaches the damage, whatever the windows."""
+    log_dir = write_partition(tmp_path_factory.mktemp("windows"), spec)
+    cfg = config(version, slots, segment_bytes=2048)
+    default = audit_document(log_dir, cfg, Backend.NATIVE)
+    with windows_of(window):
+        assert audit_document(log_dir, cfg, Backend.NATIVE) == default

@@ -9,9 +9,10 @@
   segment's offset span against the capacity first (and the thread dies on one that cannot fit
   at all); 0.10.0 maps record by record and fails when not even the first dirty segment fits.
 
-One rule runs over the candidate records of a segment at once: with ``new`` marking each key's
-first appearance not yet in the map, the map is full before candidate ``j`` exactly when
-``size + (new before j) >= maxDesiredMapSize``.
+One rule runs over the candidate records of a window of a segment at once (``cleaner.windows``:
+whole batches, a bounded number of records, the map carried over from one to the next): with
+``new`` marking each key's first appearance not yet in the map, the map is full before candidate
+``j`` exactly when ``size + (new before j) >= maxDesiredMapSize``.
 
 Sources: 0.9.0.1, 0.10.0.1, 2.3.0, 2.4.1 ``core/src/main/scala/kafka/log/LogCleaner.scala``.
 """
@@ -29,6 +30,7 @@ from offsets_auditor.cleaner.log_state import LogState
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.segment_facts import NO_CONTROL_RECORD
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata, reaches
+from offsets_auditor.cleaner.windows import Window, windows
 from offsets_auditor.records.control import CONTROL_TYPES
 
 
@@ -126,45 +128,70 @@ def map_partial(
             if position + 1 < len(members)
             else upper
         )
-        cols, ids = scan.columns[index], scan.key_ids[index]
-        processed = state.batch_alive[index] & (cols.batch_last_offset >= start)
-        aborted = np.zeros(cols.batches, dtype=np.bool_)
-        read = np.flatnonzero(processed)
-        reach = np.full(cols.batches, -1, dtype=np.int64)
-        reach[read] = reaches(cols.batch_last_offset[read])
-        for b in np.flatnonzero(processed & (cols.batch_control | cols.batch_transactional)):
-            last_offset = int(cols.batch_last_offset[b])
-            pid = int(cols.batch_producer_id[b])
-            txn.read_up_to(int(reach[b]))
-            if cols.batch_control[b]:
-                txn.on_control_batch(
-                    last_offset, pid, control_type_name(int(cols.batch_control_type[b]))
-                )
-            else:
-                aborted[b] = txn.on_batch(last_offset, pid, True)
-        if len(read):
-            txn.read_up_to(int(reach[read[-1]]))
-        mapped_batch = processed & ~cols.batch_control & ~aborted
-        candidates = np.flatnonzero(
-            state.alive[index] & mapped_batch[cols.batch] & cols.keyed & (cols.offset >= start)
-        )
-        candidate_ids = ids[candidates]
-        new = _new_keys(m, candidate_ids)
-        stop = _stop_before(new, m.size, m.max_desired)
-        if stop is not None:
-            _put(m, candidate_ids[:stop], cols.offset[candidates[:stop]])
-            stop_batch = int(cols.batch[candidates[stop]])
-            if stop == 0 or int(cols.batch[candidates[stop - 1]]) != stop_batch:
-                done = np.flatnonzero(processed[:stop_batch])  # batches read whole before it
-                if len(done):
-                    m.latest_offset = int(cols.batch_last_offset[done[-1]])
-            return MapStop(position, stop_batch)
-        _put(m, candidate_ids, cols.offset[candidates])
-        done = np.flatnonzero(processed)
-        if len(done):
-            m.latest_offset = int(cols.batch_last_offset[done[-1]])
+        for window in windows(scan.columns[index], scan.key_ids[index]):
+            stop = _map_window(
+                window,
+                state.alive[index][window.records],
+                state.batch_alive[index][window.batches],
+                m,
+                start,
+                txn,
+            )
+            if stop is not None:
+                return MapStop(position, window.first_batch + stop)
         if behaviour.fast_forwards_segment_gaps:
             m.latest_offset = next_start - 1
+    return None
+
+
+def _map_window(
+    window: Window,
+    alive: npt.NDArray[np.bool_],
+    batch_alive: npt.NDArray[np.bool_],
+    m: OffsetMap,
+    start: int,
+    txn: CleanedTransactionMetadata,
+) -> int | None:
+    """``map_partial`` over one window of a segment: the window's batch holding the first
+    record that found the map full, or None. After a window read whole, ``m.latest_offset`` is
+    its last read batch's last offset (when it read one)."""
+    cols, ids = window.columns, window.key_ids
+    processed = batch_alive & (cols.batch_last_offset >= start)
+    aborted = np.zeros(cols.batches, dtype=np.bool_)
+    read = np.flatnonzero(processed)
+    reach = np.full(cols.batches, -1, dtype=np.int64)
+    reach[read] = reaches(cols.batch_last_offset[read])
+    for b in np.flatnonzero(processed & (cols.batch_control | cols.batch_transactional)):
+        last_offset = int(cols.batch_last_offset[b])
+        pid = int(cols.batch_producer_id[b])
+        txn.read_up_to(int(reach[b]))
+        if cols.batch_control[b]:
+            txn.on_control_batch(
+                last_offset, pid, control_type_name(int(cols.batch_control_type[b]))
+            )
+        else:
+            aborted[b] = txn.on_batch(last_offset, pid, True)
+    if len(read):
+        txn.read_up_to(int(reach[read[-1]]))
+    mapped_batch = processed & ~cols.batch_control & ~aborted
+    candidates = np.flatnonzero(
+        alive & mapped_batch[cols.batch] & cols.keyed & (cols.offset >= start)
+    )
+    candidate_ids = ids[candidates]
+    new = _new_keys(m, candidate_ids)
+    stop = _stop_before(new, m.size, m.max_desired)
+    if stop is not None:
+        _put(m, candidate_ids[:stop], cols.offset[candidates[:stop]])
+        stop_batch = int(cols.batch[candidates[stop]])
+        if stop == 0 or int(cols.batch[candidates[stop - 1]]) != stop_batch:
+            done = np.flatnonzero(processed[:stop_batch])  # batches read whole before it
+            if len(done):
+                m.latest_offset = int(cols.batch_last_offset[done[-1]])
+        return stop_batch
+    _put(m, candidate_ids, cols.offset[candidates])
+    done = np.flatnonzero(processed)
+    if len(done):
+        m.latest_offset = int(cols.batch_last_offset[done[-1]])
     return None
 
 
@@ -189,28 +216,35 @@ def map_whole_segments(
     scan = state.scan
     for position, index in enumerate(members):
         seg = segments[index]
-        cols, ids = scan.columns[index], scan.key_ids[index]
-        alive = np.flatnonzero(state.alive[index])  # records of live batches that survive
-        keyed = alive[cols.keyed[alive]]
         if era == MapEra.SEGMENT_SPAN:
             span = seg.next_offset - seg.base_offset
             if span > m.max_desired:
                 return MapFailure("span", seg.file, (span, m.max_desired))
             if m.size + span > m.max_desired:
                 return last + 1, MapStop(position, -1)
-            _put(m, ids[keyed], cols.offset[keyed])
+        segment_last = None  # the offset of the segment's last surviving record
+        for window in windows(scan.columns[index], scan.key_ids[index]):
+            cols, ids = window.columns, window.key_ids
+            alive = np.flatnonzero(state.alive[index][window.records])  # records that survive
+            keyed = alive[cols.keyed[alive]]
             if len(alive):
-                last = int(cols.offset[alive[-1]])
+                segment_last = int(cols.offset[alive[-1]])
+            if era == MapEra.SEGMENT_SPAN:
+                _put(m, ids[keyed], cols.offset[keyed])
+                continue
+            # 0.10.0 buildOffsetMapForSegment: record by record until the map is full
+            new = _new_keys(m, ids[keyed])
+            stop = _stop_before(new, m.size, m.max_desired)
+            if stop is not None:
+                _put(m, ids[keyed[:stop]], cols.offset[keyed[:stop]])
+                if last <= start:
+                    return MapFailure("unable", seg.file, ())
+                stop_batch = window.first_batch + int(cols.batch[keyed[stop]])
+                return last + 1, MapStop(position, stop_batch)
+            _put(m, ids[keyed], cols.offset[keyed])
+        if era == MapEra.SEGMENT_SPAN:
+            if segment_last is not None:
+                last = segment_last
             continue
-        # 0.10.0 buildOffsetMapForSegment: record by record until the map is full
-        new = _new_keys(m, ids[keyed])
-        stop = _stop_before(new, m.size, m.max_desired)
-        if stop is not None:
-            _put(m, ids[keyed[:stop]], cols.offset[keyed[:stop]])
-            if last <= start:
-                return MapFailure("unable", seg.file, ())
-            return last + 1, MapStop(position, int(cols.batch[keyed[stop]]))
-        _put(m, ids[keyed], cols.offset[keyed])
-        segment_last = int(cols.offset[alive[-1]]) if len(alive) else seg.base_offset
-        last = max(last, segment_last)
+        last = max(last, segment_last if segment_last is not None else seg.base_offset)
     return last + 1, None

@@ -7,6 +7,7 @@ import numpy as np
 from offsets_auditor.cleaner.behaviour import MapEra
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import PartitionScan
+from offsets_auditor.cleaner.windows import windows
 
 
 def needed_entries(scan: PartitionScan, config: CleanerConfig, first_dirty: int, upper: int) -> int:
@@ -50,22 +51,23 @@ def distinct_keys(
     last_was_new = False
     for index in segments:
         before.append(total)
-        cols, ids = scan.columns[index], scan.key_ids[index]
-        counted = (
-            cols.keyed
-            & ~cols.batch_control[cols.batch]
-            & (cols.offset >= low)
-            & (cols.offset < high)
-        )
-        keys = ids[counted]
-        if not len(keys):
-            continue
-        first = np.zeros(len(keys), dtype=np.bool_)
-        _, first_index = np.unique(keys, return_index=True)
-        first[first_index] = True
-        new = first & ~seen[keys]
-        seen[keys] = True
-        total += int(np.count_nonzero(new))
-        last_was_new = bool(new[-1])
+        for window in windows(scan.columns[index], scan.key_ids[index]):
+            cols, ids = window.columns, window.key_ids
+            counted = (
+                cols.keyed
+                & ~cols.batch_control[cols.batch]
+                & (cols.offset >= low)
+                & (cols.offset < high)
+            )
+            keys = ids[counted]
+            if not len(keys):
+                continue
+            first = np.zeros(len(keys), dtype=np.bool_)
+            _, first_index = np.unique(keys, return_index=True)
+            first[first_index] = True
+            new = first & ~seen[keys]
+            seen[keys] = True
+            total += int(np.count_nonzero(new))
+            last_was_new = bool(new[-1])
     before.append(total)
     return before, last_was_new

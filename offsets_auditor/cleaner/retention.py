@@ -40,6 +40,7 @@ from offsets_auditor.cleaner.map_building import control_type_name
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.segment_facts import CleanerColumns
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata, reaches
+from offsets_auditor.cleaner.windows import Window, windows
 
 RECORD_BATCH_OVERHEAD = 61
 #: Offset, size, crc, magic, attributes, timestamp, key and value lengths of a v1 wrapper.
@@ -89,9 +90,39 @@ def clean_segment(
     counters: PassCounters,
 ) -> int:
     """Filter the live batches of original segment ``index`` (updating the survivors in
-    ``state`` and ``counters``); returns the segment's size afterwards."""
-    cols, ids = state.scan.columns[index], state.scan.key_ids[index]
-    alive, batch_alive = state.alive[index], state.batch_alive[index]
+    ``state`` and ``counters``); returns the segment's size afterwards. Its batches are
+    filtered window by window (``cleaner.windows``), in order."""
+    return sum(
+        _clean_window(
+            window,
+            state.alive[index][window.records],
+            state.batch_alive[index][window.batches],
+            m,
+            txn,
+            last_records,
+            retain_deletes=retain_deletes,
+            behaviour=behaviour,
+            counters=counters,
+        )
+        for window in windows(state.scan.columns[index], state.scan.key_ids[index])
+    )
+
+
+def _clean_window(
+    window: Window,
+    alive: Bools,
+    batch_alive: Bools,
+    m: OffsetMap,
+    txn: CleanedTransactionMetadata,
+    last_records: dict[int, tuple[int | None, int]],
+    *,
+    retain_deletes: bool,
+    behaviour: CleanerBehaviour,
+    counters: PassCounters,
+) -> int:
+    """``clean_segment`` over one window; ``alive``/``batch_alive`` are the window's views of
+    the survivor flags, updated in place."""
+    cols, ids = window.columns, window.key_ids
     batch = cols.batch
     nb = cols.batches
     shallow = behaviour.stats_count_shallow_entries

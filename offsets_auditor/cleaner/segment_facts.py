@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -124,7 +124,7 @@ class CleanerColumns:
 
     @property
     def nbytes(self) -> int:
-        return sum(int(getattr(self, name).nbytes) for name in _DTYPES)
+        return sum(int(getattr(self, name).nbytes) for name in COLUMN_DTYPES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +175,39 @@ def commit_timestamp_of(key: bytes | None, value: bytes | None) -> int:
     return timestamp
 
 
+class ColumnSink(Protocol):
+    """Where a segment's cleaner columns go as its chunks are read: ``add`` each chunk's, in
+    order; ``result`` the segment's."""
+
+    def add(self, part: CleanerColumns) -> None: ...
+
+    def result(self) -> CleanerColumns: ...
+
+
+@dataclass
+class ColumnsInMemory:
+    """The chunks' columns kept, then joined: memory in proportion to the segment."""
+
+    parts: list[CleanerColumns] = field(default_factory=list)
+
+    def add(self, part: CleanerColumns) -> None:
+        self.parts.append(part)
+
+    def result(self) -> CleanerColumns:
+        return join_columns(self.parts)
+
+
 def segment_facts(
-    items: Iterable[Chunk | DecodeError], base_offset: int, file: str | None = None
+    items: Iterable[Chunk | DecodeError],
+    base_offset: int,
+    file: str | None = None,
+    columns: ColumnSink | None = None,
 ) -> SegmentFacts:
     """Read the chunks (and problems) of one segment whose base offset is ``base_offset``
-    (``file``: how errors name it)."""
-    builder = _FactsBuilder(file)
+    (``file``: how errors name it); its cleaner columns go to ``columns`` (by default kept in
+    memory). Everything else kept grows with the segment's groups and transactions, not its
+    records."""
+    builder = _FactsBuilder(file, columns if columns is not None else ColumnsInMemory())
     for item in items:
         if isinstance(item, DecodeError):
             builder.error(item)
@@ -190,18 +217,30 @@ def segment_facts(
 
 
 @dataclass
+class _WriterTotal:
+    """One group's writes so far (``WriterShares``' fields)."""
+
+    records: int = 0
+    shares: dict[int, int] = field(default_factory=dict)
+    first_timestamp: int = -1
+    last_timestamp: int = -1
+
+
+@dataclass
 class _FactsBuilder:
-    file: str | None = None
+    file: str | None
+    columns: ColumnSink
     errors: list[DecodeError] = field(default_factory=list)
     records: int = 0
     batches: int = 0
     last_offset: int | None = None
     largest_timestamp: int = -1
-    first_candidates: list[int] = field(default_factory=list)
+    #: the first batch timestamp >= 0, else the last one seen (None: none seen)
+    first_timestamp: int | None = None
+    first_timestamp_found: bool = False
     producer_batches: list[ProducerBatch] = field(default_factory=list)
-    parts: list[CleanerColumns] = field(default_factory=list)
-    writer_rows: list[tuple[Any, ...]] = field(default_factory=list)
-    strings: Any = None
+    #: per group, in order of first appearance
+    writers: dict[str, _WriterTotal] = field(default_factory=dict)
     damage: CleanerDamage | None = None
 
     def error(self, error: DecodeError, entries_before: int | None = None) -> None:
@@ -212,7 +251,6 @@ class _FactsBuilder:
 
     def add(self, chunk: Chunk) -> None:
         b = chunk.batches
-        self.strings = chunk.strings
         starts = b.continued == 0
         self._control_keys(chunk, starts)
         self.records += len(chunk.records)
@@ -220,7 +258,7 @@ class _FactsBuilder:
         self._stats(chunk, starts)
         self._producers(chunk, starts)
         self._writers(chunk)
-        self.parts.append(_cleaner_columns(chunk))
+        self.columns.add(_cleaner_columns(chunk))
 
     def _control_keys(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:
         """A control batch whose first record's key Kafka's ``ControlRecordType.parse``
@@ -271,7 +309,10 @@ class _FactsBuilder:
         if len(rows):
             first_row = np.searchsorted(r.batch, rows)  # each batch's first record in the chunk
             values = np.where(v2[rows], b.max_timestamp[rows], r.timestamp[first_row])
-            self.first_candidates.extend(values.tolist())
+            if not self.first_timestamp_found:
+                known = np.flatnonzero(values >= 0)
+                self.first_timestamp_found = bool(len(known))
+                self.first_timestamp = int(values[known[0] if len(known) else -1])
 
     def _producers(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:
         r, b = chunk.records, chunk.batches
@@ -316,73 +357,74 @@ class _FactsBuilder:
                 row = int(rows[i])
                 timestamps[i] = commit_timestamp_of(chunk.key_bytes(row), chunk.value_bytes(row))
         batch = r.batch[rows]
-        self.writer_rows.append(
-            (
-                r.group[rows],
-                b.records[batch].astype(np.int64),
-                b.size[batch],
-                timestamps,
-            )
+        self._add_writes(
+            chunk.strings,
+            r.group[rows],
+            b.records[batch].astype(np.int64),
+            b.size[batch],
+            timestamps,
         )
 
+    def _add_writes(
+        self,
+        strings: Any,
+        groups: npt.NDArray[np.int32],
+        counts: npt.NDArray[np.int64],
+        sizes: npt.NDArray[np.int64],
+        timestamps: npt.NDArray[np.int64],
+    ) -> None:
+        """One chunk's writer rows (group string id, records in the batch, batch size, commit
+        time), added per group in order of first appearance."""
+        ids, first_rows, index_of_row = np.unique(groups, return_index=True, return_inverse=True)
+        n = len(ids)
+        records = np.bincount(index_of_row, minlength=n)
+        first = np.full(n, np.iinfo(np.int64).max)
+        last = np.full(n, -1, dtype=np.int64)
+        known = timestamps >= 0
+        np.minimum.at(first, index_of_row[known], timestamps[known])
+        np.maximum.at(last, index_of_row[known], timestamps[known])
+        shares: list[dict[int, int]] = [{} for _ in range(n)]
+        for batch_records in np.unique(counts).tolist():  # few: records per batch
+            mine = counts == batch_records
+            sums = np.bincount(index_of_row[mine], weights=sizes[mine], minlength=n)  # < 2**53
+            for who in np.flatnonzero(sums).tolist():
+                shares[who][batch_records] = int(sums[who])
+        for rank in np.argsort(first_rows, kind="stable").tolist():
+            name = strings[int(ids[rank])].decode("utf-8", "replace")
+            total = self.writers.setdefault(name, _WriterTotal())
+            total.records += int(records[rank])
+            for count, size in shares[rank].items():
+                total.shares[count] = total.shares.get(count, 0) + size
+            if last[rank] >= 0:
+                low = int(first[rank])
+                total.first_timestamp = (
+                    low if total.first_timestamp < 0 else min(total.first_timestamp, low)
+                )
+                total.last_timestamp = max(total.last_timestamp, int(last[rank]))
+
     def result(self, base_offset: int) -> SegmentFacts:
-        first_ts = -1
-        for candidate in self.first_candidates:  # the first >= 0, else the last one seen
-            first_ts = candidate
-            if candidate >= 0:
-                break
         last = self.last_offset if self.last_offset is not None else base_offset - 1
         stats = SegmentStats(
             records=self.records,
             batches=self.batches,
             last_offset=max(last, base_offset - 1),
             largest_timestamp=self.largest_timestamp,
-            first_batch_timestamp=first_ts,
+            first_batch_timestamp=-1 if self.first_timestamp is None else self.first_timestamp,
         )
+        totals = list(self.writers.values())
         return SegmentFacts(
             stats=stats,
-            writers=self._writer_shares(),
+            writers=WriterShares(
+                tuple(self.writers),
+                tuple(t.records for t in totals),
+                tuple(t.shares for t in totals),
+                tuple(t.first_timestamp for t in totals),
+                tuple(t.last_timestamp for t in totals),
+            ),
             producer_batches=tuple(self.producer_batches),
-            columns=_join_columns(self.parts),
+            columns=self.columns.result(),
             errors=tuple(self.errors),
             damage=self.damage,
-        )
-
-    def _writer_shares(self) -> WriterShares:
-        if not self.writer_rows:
-            return WriterShares((), (), (), (), ())
-        groups = np.concatenate([w[0] for w in self.writer_rows])
-        counts = np.concatenate([w[1] for w in self.writer_rows])
-        sizes = np.concatenate([w[2] for w in self.writer_rows])
-        timestamps = np.concatenate([w[3] for w in self.writer_rows])
-        names: dict[str, int] = {}  # name -> index, in order of first appearance
-        ids, first_rows, index_of_row = np.unique(groups, return_index=True, return_inverse=True)
-        order = np.argsort(first_rows, kind="stable")
-        slot = np.empty(len(ids), dtype=np.int64)
-        for rank in order.tolist():
-            name = self.strings[int(ids[rank])].decode("utf-8", "replace")
-            slot[rank] = names.setdefault(name, len(names))
-        which = slot[index_of_row]
-        n = len(names)
-        records = np.bincount(which, minlength=n)
-        first = np.full(n, np.iinfo(np.int64).max)
-        last = np.full(n, -1, dtype=np.int64)
-        known = timestamps >= 0
-        np.minimum.at(first, which[known], timestamps[known])
-        np.maximum.at(last, which[known], timestamps[known])
-        first[first == np.iinfo(np.int64).max] = -1
-        shares: list[dict[int, int]] = [{} for _ in range(n)]
-        for batch_records in np.unique(counts).tolist():  # few: records per batch
-            mine = counts == batch_records
-            sums = np.bincount(which[mine], weights=sizes[mine], minlength=n)  # exact < 2**53
-            for who in np.flatnonzero(sums).tolist():
-                shares[who][batch_records] = int(sums[who])
-        return WriterShares(
-            tuple(names),
-            tuple(records.tolist()),
-            tuple(shares),
-            tuple(first.tolist()),
-            tuple(last.tolist()),
         )
 
 
@@ -430,19 +472,21 @@ def _first_control_types(chunk: Chunk) -> npt.NDArray[np.int32]:
     return types
 
 
-def _join_columns(parts: list[CleanerColumns]) -> CleanerColumns:
+def join_columns(parts: list[CleanerColumns]) -> CleanerColumns:
+    """The columns of consecutive chunks as one segment's."""
     if len(parts) == 1:
         return parts[0]
     arrays: dict[str, Any] = {
         name: np.concatenate([getattr(p, name) for p in parts])
         if parts
         else (empty_digests() if name == "digest" else np.zeros(0, dtype=dtype))
-        for name, dtype in _DTYPES.items()
+        for name, dtype in COLUMN_DTYPES.items()
     }
     return CleanerColumns(**arrays)
 
 
-_DTYPES: Final[dict[str, Any]] = {
+#: Each column's dtype.
+COLUMN_DTYPES: Final[dict[str, Any]] = {
     "offset": np.int64,
     "digest": DIGEST_DTYPE,
     "keyed": np.bool_,
