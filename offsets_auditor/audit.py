@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.capacity import BufferAdvice
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.damage import read_buffers
@@ -120,9 +121,11 @@ def emulate_partition(
     read: SegmentReader = DEFAULT_READ.segment,
     *,
     scan: PartitionScan | None = None,
+    arrays: Arrays = in_memory,
 ) -> Emulated | None:
     """Scan one offsets partition with ``read`` (unless ``scan`` is given: the scan does not
-    depend on the config or version) and run every pass the cleaner would."""
+    depend on the config or version) and run every pass the cleaner would (its per-record
+    state in arrays made by ``arrays``)."""
     scan = scan if scan is not None else scan_partition(partition, read)
     if not scan.segments:
         return None
@@ -137,7 +140,7 @@ def emulate_partition(
     first_dirty = first_dirty_offset(scan, checkpoint, log_start)
     if modern and checkpoint is not None and checkpoint > scan.log_end_offset:
         first_dirty = log_start  # 3.x: "larger than the log end offset", reset
-    cleaner = PartitionCleaner(scan, config, now_ms)
+    cleaner = PartitionCleaner(scan, config, now_ms, arrays)
     initial = select(cleaner.state, first_dirty, config, now_ms)
     if config.enabled:
         passes, selections, failure = cleaner.run(first_dirty)

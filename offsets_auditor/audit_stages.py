@@ -32,6 +32,7 @@ from offsets_auditor.audit import (
 )
 from offsets_auditor.audit_alternatives import with_cleaner_alternatives, with_startup_alternatives
 from offsets_auditor.audit_plan import AuditPlan, AuditSettings, given_plan
+from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.blockers import (
     hanging_transaction_findings,
     offset_overflow_findings,
@@ -137,22 +138,28 @@ class PartitionOutcome:
 def audit_partition(
     work: LogDirWork,
     partition: PartitionDir,
-    results: Sequence[SegmentResult],
+    results: Iterable[SegmentResult],
     configs: Sequence[CleanerConfig],
     now_ms: int,
+    arrays: Arrays = in_memory,
 ) -> PartitionOutcome:
-    """Stage B: ``results`` are the partition's segments' in offset order; ``configs[0]`` is
-    the one the verdict is given at."""
+    """Stage B: ``results`` are the partition's segments' in offset order, taken once each (so
+    they can be loaded one at a time: what is kept of each is its columns); ``configs[0]`` is
+    the one the verdict is given at; ``arrays`` makes the emulation's per-record state."""
     model, groups_plan = work.model, work.groups_plan
-    replay = None
-    if groups_plan is not None:
-        fold = groups_plan.fold(partition)
+    fold = groups_plan.fold(partition) if groups_plan is not None else None
+
+    def facts() -> Iterator[tuple[Segment, SegmentFacts]]:
         for result in results:
-            if result.delta is not None:
+            if fold is not None and result.delta is not None:
                 fold.add(result.delta)
-        replay = fold.result()
-    scan = fold_partition(partition, ((r.segment, r.facts) for r in results))
-    emulated = [emulate_partition(partition, model, c, now_ms, scan=scan) for c in configs]
+            yield result.segment, result.facts
+
+    scan = fold_partition(partition, facts(), arrays)
+    replay = fold.result() if fold is not None else None
+    emulated = [
+        emulate_partition(partition, model, c, now_ms, scan=scan, arrays=arrays) for c in configs
+    ]
     if emulated[0] is None:
         return PartitionOutcome(partition, (), replay, ())
     e = emulated[0]

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from offsets_auditor import fs
 from offsets_auditor.audit_stages import SegmentResult, audit_partition, read_segment_result
+from offsets_auditor.cleaner.arrays import FileArrays, in_memory
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
 from offsets_auditor.reading import segment_label
 from spark_jobs import cache, group_parts
@@ -144,26 +145,40 @@ def fold_partition(
         partition = ctx.partitions[(index, name)]
         if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
             return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
-        results: list[SegmentResult] = []
-        for r in rows:  # mapped from the cache: their columns stay file pages
-            result = (
-                cache.loads(r["result"])
-                if r["result"] is not None
-                else cache.load(Path(ctx.cache_dir), r["cache_key"])
-            )
-            if result is None:  # the cache entry is gone (or not shared): read it again
-                return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
-            results.append(result)
+        changed = pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
+        cache_dir = Path(ctx.cache_dir)
+        if any(r["result"] is None and not cache.exists(cache_dir, r["cache_key"]) for r in rows):
+            return changed  # a cache entry is gone (or not shared): read the segment again
+        segments: list[dict[str, Any]] = []
+
+        def results() -> Iterator[SegmentResult]:
+            """One at a time (stage B keeps only their columns, mapped from the cache)."""
+            for i, r in enumerate(rows):
+                result = (
+                    cache.loads(r["result"])
+                    if r["result"] is not None
+                    else cache.load(cache_dir, r["cache_key"])
+                )
+                if result is None:
+                    raise _EntryGone(r["cache_key"])
+                segments.append(
+                    segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1)
+                )
+                yield result
+
         plan, work = ctx.plans[index], ctx.works[index]
-        outcome = audit_partition(work, partition, results, plan.configs, plan.now_ms)
+        try:
+            with cache.scratch(cache_dir) as scratch:
+                arrays = FileArrays(scratch) if scratch is not None else in_memory
+                outcome = audit_partition(
+                    work, partition, results(), plan.configs, plan.now_ms, arrays
+                )
+        except _EntryGone:  # removed since it was looked for
+            return changed
         try:
             outcome, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, outcome)
         except OSError:  # --out not writable here: the driver reads the partition itself
-            return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
-        segments = [
-            segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1)
-            for i, (result, r) in enumerate(zip(results, rows, strict=True))
-        ]
+            return changed
         return pa.Table.from_pylist(
             [
                 {
@@ -178,6 +193,10 @@ def fold_partition(
         )
 
     return run
+
+
+class _EntryGone(Exception):
+    """A segment's cache entry could not be loaded after all."""
 
 
 def segment_row(

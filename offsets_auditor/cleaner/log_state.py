@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.partition_scan import PartitionScan, SegmentInfo
 
 
@@ -36,11 +37,12 @@ class LogState:
     groups: list[LogGroup] = field(default_factory=list)
 
     @classmethod
-    def of(cls, scan: PartitionScan) -> LogState:
+    def of(cls, scan: PartitionScan, arrays: Arrays = in_memory) -> LogState:
+        """Before any pass: everything survives (the flags made by ``arrays``)."""
         return cls(
             scan=scan,
-            alive=[np.ones(c.records, dtype=np.bool_) for c in scan.columns],
-            batch_alive=[np.ones(c.batches, dtype=np.bool_) for c in scan.columns],
+            alive=[arrays(c.records, np.bool_, True) for c in scan.columns],
+            batch_alive=[arrays(c.batches, np.bool_, True) for c in scan.columns],
             sizes=[s.size for s in scan.segments],
             groups=[LogGroup([i], s.base_offset, s.mtime_ms) for i, s in enumerate(scan.segments)],
         )

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor import _native
+from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.damage import CleanerDamage
 from offsets_auditor.cleaner.segment_facts import (
     CleanerColumns,
@@ -26,6 +27,7 @@ from offsets_auditor.cleaner.segment_facts import (
     SegmentFacts,
     segment_facts,
 )
+from offsets_auditor.cleaner.windows import WINDOW_RECORDS
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir import PartitionDir, Segment
 from offsets_auditor.reading import SegmentReader, segment_label
@@ -180,9 +182,12 @@ def scan_partition(partition: PartitionDir, read: SegmentReader) -> PartitionSca
 
 
 def fold_partition(
-    partition: PartitionDir, facts: Iterable[tuple[Segment, SegmentFacts]]
+    partition: PartitionDir,
+    facts: Iterable[tuple[Segment, SegmentFacts]],
+    arrays: Arrays = in_memory,
 ) -> PartitionScan:
-    """The partition from its segments' facts, given in offset order."""
+    """The partition from its segments' facts, given in offset order (the key ids in arrays
+    made by ``arrays``)."""
     infos: list[SegmentInfo] = []
     errors: list[DecodeError] = []
     txns = TransactionState()
@@ -216,7 +221,7 @@ def fold_partition(
             txns.replay(batch)
         writers.add(fact)
         columns.append(fact.columns)
-        key_ids.append(_key_ids(keys, fact.columns))
+        key_ids.append(_key_ids(keys, fact.columns, arrays))
         total += stats.records
     if infos and infos[-1].damage is not None and infos[-1].damage.error.framing is not None:
         # the tail of the active segment: a running broker's cleaner reads up to the size of
@@ -238,10 +243,16 @@ def fold_partition(
     )
 
 
-def _key_ids(keys: _native.KeyTable, columns: CleanerColumns) -> npt.NDArray[np.int32]:
-    ids = np.empty(columns.records, dtype=np.int32)
-    keys.ids(np.ascontiguousarray(columns.digest), ids)
-    ids[~columns.keyed] = -1
+def _key_ids(
+    keys: _native.KeyTable, columns: CleanerColumns, arrays: Arrays
+) -> npt.NDArray[np.int32]:
+    """Each record's key id (-1: no key), interned in record order, a window at a time."""
+    ids = arrays(columns.records, np.int32, -1)
+    for start in range(0, columns.records, WINDOW_RECORDS):
+        window = slice(start, start + WINDOW_RECORDS)
+        mine = ids[window]
+        keys.ids(np.ascontiguousarray(columns.digest[window]), mine)
+        mine[~columns.keyed[window]] = -1
     return ids
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour, MapEra
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.damage import CleanerDamage, exception_at, read_buffers
@@ -90,12 +91,14 @@ class PassResult:
 class PartitionCleaner:
     """Emulates the cleaner's passes over one partition for one broker config."""
 
-    def __init__(self, scan: PartitionScan, config: CleanerConfig, now_ms: int) -> None:
+    def __init__(
+        self, scan: PartitionScan, config: CleanerConfig, now_ms: int, arrays: Arrays = in_memory
+    ) -> None:
         self.scan = scan
         self.config = config
         self.behaviour: CleanerBehaviour = config.behaviour
         self.now_ms = now_ms
-        self.state = LogState.of(scan)
+        self.state = LogState.of(scan, arrays)
         self.map = OffsetMap(scan.distinct_keys, config.memory_per_thread, config.load_factor)
         self.name = scan.partition.name
 

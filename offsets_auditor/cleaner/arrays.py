@@ -1,0 +1,52 @@
+"""Where the cleaner emulation keeps its per-record state: each record's key id and, per
+emulated config, which records and batches survive the passes so far.
+
+That state grows with the partition (a partition of hundreds of GB holds billions of records),
+so besides plain memory (:func:`in_memory`, ``offsets-auditor audit``'s default) it can live in
+files (:class:`FileArrays`, the scan's executors): mapped read-write and unlinked at once, their
+pages written back and dropped by the kernel as it needs, never counted as the process's own.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+
+class Arrays(Protocol):
+    """``arrays(count, dtype, fill)``: a new writable 1-D array of ``count`` items set to
+    ``fill``."""
+
+    def __call__(self, count: int, dtype: Any, fill: Any) -> npt.NDArray[Any]: ...
+
+
+def in_memory(count: int, dtype: Any, fill: Any) -> npt.NDArray[Any]:
+    return np.full(count, fill, dtype=dtype)
+
+
+class FileArrays:
+    """Arrays in files of ``directory`` (which the caller owns), each mapped shared and the file
+    unlinked at once: the map keeps it until the array is gone."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def __call__(self, count: int, dtype: Any, fill: Any) -> npt.NDArray[Any]:
+        if not count:  # an empty file cannot be mapped
+            return in_memory(0, dtype, fill)
+        handle, name = tempfile.mkstemp(prefix="array-", dir=self.directory)
+        try:
+            os.ftruncate(handle, count * np.dtype(dtype).itemsize)  # reads as zeros
+            mapped = np.memmap(name, dtype=dtype, mode="r+", shape=(count,))
+        finally:
+            os.close(handle)
+            os.unlink(name)
+        array = np.asarray(mapped)  # a plain array over the map (see spilled_columns)
+        if fill:
+            array.fill(fill)
+        return array
