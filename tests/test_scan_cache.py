@@ -1,0 +1,58 @@
+"""The scan's segment cache (``spark_jobs.cache``): a real segment's result, read with its
+columns spilled to a scratch dir, is stored and loaded back equal, its columns mapped from the
+entry; scratch dirs go away after the read, and those a killed read leaves are pruned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from offsets_auditor.audit_stages import read_segment_result
+from offsets_auditor.cleaner.segment_facts import COLUMN_DTYPES
+from offsets_auditor.cleaner.spilled_columns import SpilledColumns
+from offsets_auditor.logdir import offsets_partitions, read_log_dir
+from offsets_auditor.reading import DEFAULT_READ
+from spark_jobs import cache
+from tests.conftest import FIXTURES
+
+LOG_DIR = FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs"
+
+
+def test_a_spilled_result_is_stored_and_mapped_back(tmp_path: Path) -> None:
+    (partition,) = [p for p in offsets_partitions(read_log_dir(LOG_DIR, None)) if p.partition == 1]
+    segment = partition.segments[0]
+    expected = read_segment_result(partition, segment, None)
+    with cache.scratch(tmp_path) as scratch:
+        assert scratch is not None and scratch.parent == tmp_path
+        spilled = read_segment_result(
+            partition, segment, None, DEFAULT_READ.segment, SpilledColumns(scratch)
+        )
+        assert cache.store(tmp_path, "k", spilled)
+    assert not scratch.exists()
+    loaded = cache.load(tmp_path, "k")
+    assert loaded is not None and expected.facts.columns.records > 1000
+    assert loaded.facts.stats == expected.facts.stats
+    assert loaded.facts.writers == expected.facts.writers
+    for name in COLUMN_DTYPES:
+        column = getattr(loaded.facts.columns, name)
+        assert np.array_equal(column, getattr(expected.facts.columns, name)), name
+    offsets = loaded.facts.columns.offset
+    assert not offsets.flags.writeable and not offsets.flags.owndata  # a view of the entry
+
+
+def test_prune_removes_unused_entries_and_leftover_scratch(tmp_path: Path) -> None:
+    assert cache.store(tmp_path, "used", {"a": np.arange(3)})
+    assert cache.store(tmp_path, "stale", {"a": np.arange(3)})
+    (tmp_path / ".scratch-killed").mkdir()
+    (tmp_path / ".scratch-killed" / "offset").write_bytes(b"\0" * 64)
+    assert cache.prune(tmp_path, ["used"]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["used.res"]
+    assert cache.load(tmp_path, "used")["a"].tolist() == [0, 1, 2]
+
+
+def test_no_scratch_where_the_cache_cannot_be_written(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    with cache.scratch(blocked / "cache") as scratch:
+        assert scratch is None
