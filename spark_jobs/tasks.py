@@ -147,8 +147,6 @@ def fold_partition(
             return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
         changed = pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
         cache_dir = Path(ctx.cache_dir)
-        if any(r["result"] is None and not cache.exists(cache_dir, r["cache_key"]) for r in rows):
-            return changed  # a cache entry is gone (or not shared): read the segment again
         segments: list[dict[str, Any]] = []
 
         def results() -> Iterator[SegmentResult]:
@@ -173,7 +171,7 @@ def fold_partition(
                 outcome = audit_partition(
                     work, partition, results(), plan.configs, plan.now_ms, arrays
                 )
-        except _EntryGone:  # removed since it was looked for
+        except _EntryGone:  # the cache entry is gone (or not shared): read the segment again
             return changed
         try:
             outcome, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, outcome)

@@ -37,16 +37,27 @@ class FileArrays:
         self.directory = directory
 
     def __call__(self, count: int, dtype: Any, fill: Any) -> npt.NDArray[Any]:
-        if not count:  # an empty file cannot be mapped
+        if not count:
             return in_memory(0, dtype, fill)
         handle, name = tempfile.mkstemp(prefix="array-", dir=self.directory)
         try:
             os.ftruncate(handle, count * np.dtype(dtype).itemsize)  # reads as zeros
-            mapped = np.memmap(name, dtype=dtype, mode="r+", shape=(count,))
+            array = mapped(Path(name), dtype, writable=True)
         finally:
             os.close(handle)
             os.unlink(name)
-        array = np.asarray(mapped)  # a plain array over the map (see spilled_columns)
         if fill:
             array.fill(fill)
         return array
+
+
+def mapped(path: Path, dtype: Any, *, writable: bool = False) -> npt.NDArray[Any]:
+    """The file at ``path`` as a 1-D array of ``dtype``, memory-mapped (shared when
+    ``writable``): a plain array over the map, since a ``numpy.memmap`` is pickled by copying
+    its bytes."""
+    count = path.stat().st_size // np.dtype(dtype).itemsize
+    if not count:  # an empty file cannot be mapped
+        return np.zeros(0, dtype=dtype)
+    if writable:
+        return np.asarray(np.memmap(path, dtype=dtype, mode="r+", shape=(count,)))
+    return np.asarray(np.memmap(path, dtype=dtype, mode="r", shape=(count,)))

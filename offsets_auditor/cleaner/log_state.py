@@ -6,6 +6,7 @@ with Kafka's ``Log.logSegments(from, to)`` over them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +14,7 @@ import numpy.typing as npt
 
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.partition_scan import PartitionScan, SegmentInfo
+from offsets_auditor.cleaner.windows import Window, windows
 
 
 @dataclass
@@ -22,6 +24,16 @@ class LogGroup:
     members: list[int]
     base_offset: int
     mtime_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class LiveWindow:
+    """A window of an original segment (``cleaner.windows``) with its views of the survivor
+    flags, which the passes update in place."""
+
+    window: Window
+    alive: npt.NDArray[np.bool_]
+    batch_alive: npt.NDArray[np.bool_]
 
 
 @dataclass
@@ -46,6 +58,14 @@ class LogState:
             sizes=[s.size for s in scan.segments],
             groups=[LogGroup([i], s.base_offset, s.mtime_ms) for i, s in enumerate(scan.segments)],
         )
+
+    def windows(self, index: int) -> Iterator[LiveWindow]:
+        """Original segment ``index`` in windows of whole batches, in order."""
+        scan = self.scan
+        for window in windows(scan.columns[index], scan.key_ids[index]):
+            yield LiveWindow(
+                window, self.alive[index][window.records], self.batch_alive[index][window.batches]
+            )
 
     @property
     def segments(self) -> tuple[SegmentInfo, ...]:

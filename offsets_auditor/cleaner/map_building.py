@@ -26,11 +26,10 @@ import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour, MapEra
-from offsets_auditor.cleaner.log_state import LogState
+from offsets_auditor.cleaner.log_state import LiveWindow, LogState
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.segment_facts import NO_CONTROL_RECORD
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata, reaches
-from offsets_auditor.cleaner.windows import Window, windows
 from offsets_auditor.records.control import CONTROL_TYPES
 
 
@@ -121,42 +120,29 @@ def map_partial(
     """0.10.1+ ``buildOffsetMap`` over the dirty segments ``members``: where the reads stopped
     when the map filled up (None: it did not). ``m.latest_offset`` is left where the broker's
     is (the pass's end - 1)."""
-    scan = state.scan
     for position, index in enumerate(members):
         next_start = (
             state.segments[members[position + 1]].base_offset
             if position + 1 < len(members)
             else upper
         )
-        for window in windows(scan.columns[index], scan.key_ids[index]):
-            stop = _map_window(
-                window,
-                state.alive[index][window.records],
-                state.batch_alive[index][window.batches],
-                m,
-                start,
-                txn,
-            )
+        for live in state.windows(index):
+            stop = _map_window(live, m, start, txn)
             if stop is not None:
-                return MapStop(position, window.first_batch + stop)
+                return MapStop(position, live.window.first_batch + stop)
         if behaviour.fast_forwards_segment_gaps:
             m.latest_offset = next_start - 1
     return None
 
 
 def _map_window(
-    window: Window,
-    alive: npt.NDArray[np.bool_],
-    batch_alive: npt.NDArray[np.bool_],
-    m: OffsetMap,
-    start: int,
-    txn: CleanedTransactionMetadata,
+    live: LiveWindow, m: OffsetMap, start: int, txn: CleanedTransactionMetadata
 ) -> int | None:
     """``map_partial`` over one window of a segment: the window's batch holding the first
     record that found the map full, or None. After a window read whole, ``m.latest_offset`` is
     its last read batch's last offset (when it read one)."""
-    cols, ids = window.columns, window.key_ids
-    processed = batch_alive & (cols.batch_last_offset >= start)
+    cols, ids = live.window.columns, live.window.key_ids
+    processed = live.batch_alive & (cols.batch_last_offset >= start)
     aborted = np.zeros(cols.batches, dtype=np.bool_)
     read = np.flatnonzero(processed)
     reach = np.full(cols.batches, -1, dtype=np.int64)
@@ -175,7 +161,7 @@ def _map_window(
         txn.read_up_to(int(reach[read[-1]]))
     mapped_batch = processed & ~cols.batch_control & ~aborted
     candidates = np.flatnonzero(
-        alive & mapped_batch[cols.batch] & cols.keyed & (cols.offset >= start)
+        live.alive & mapped_batch[cols.batch] & cols.keyed & (cols.offset >= start)
     )
     candidate_ids = ids[candidates]
     new = _new_keys(m, candidate_ids)
@@ -213,7 +199,6 @@ def map_whole_segments(
         base = segments[members[0]].base_offset if members else start
         return MapFailure("checkpoint", "", (start, base))
     last = segments[members[0]].base_offset
-    scan = state.scan
     for position, index in enumerate(members):
         seg = segments[index]
         if era == MapEra.SEGMENT_SPAN:
@@ -223,9 +208,9 @@ def map_whole_segments(
             if m.size + span > m.max_desired:
                 return last + 1, MapStop(position, -1)
         segment_last = None  # the offset of the segment's last surviving record
-        for window in windows(scan.columns[index], scan.key_ids[index]):
-            cols, ids = window.columns, window.key_ids
-            alive = np.flatnonzero(state.alive[index][window.records])  # records that survive
+        for live in state.windows(index):
+            cols, ids = live.window.columns, live.window.key_ids
+            alive = np.flatnonzero(live.alive)  # records that survive
             keyed = alive[cols.keyed[alive]]
             if len(alive):
                 segment_last = int(cols.offset[alive[-1]])
@@ -239,7 +224,7 @@ def map_whole_segments(
                 _put(m, ids[keyed[:stop]], cols.offset[keyed[:stop]])
                 if last <= start:
                     return MapFailure("unable", seg.file, ())
-                stop_batch = window.first_batch + int(cols.batch[keyed[stop]])
+                stop_batch = live.window.first_batch + int(cols.batch[keyed[stop]])
                 return last + 1, MapStop(position, stop_batch)
             _put(m, ids[keyed], cols.offset[keyed])
         if era == MapEra.SEGMENT_SPAN:

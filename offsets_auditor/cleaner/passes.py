@@ -33,7 +33,7 @@ from offsets_auditor.cleaner.map_building import (
 )
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.partition_scan import AbortedTxn, PartitionScan
-from offsets_auditor.cleaner.retention import PassCounters, clean_segment
+from offsets_auditor.cleaner.retention import PassCounters, clean_window
 from offsets_auditor.cleaner.selection import Selection, select
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
 
@@ -264,15 +264,17 @@ class PartitionCleaner:
                 else self.map.latest_offset + 1
             )
             txn.add_aborted(self._aborted_in(seg.base_offset, upper_for_txns))
-            self.state.sizes[index] = clean_segment(
-                self.state,
-                index,
-                self.map,
-                txn,
-                self.scan.transactions.last_records,
-                retain_deletes=mtime_of[index] > horizon,
-                behaviour=self.behaviour,
-                counters=counters,
+            self.state.sizes[index] = sum(
+                clean_window(
+                    live,
+                    self.map,
+                    txn,
+                    self.scan.transactions.last_records,
+                    retain_deletes=mtime_of[index] > horizon,
+                    behaviour=self.behaviour,
+                    counters=counters,
+                )
+                for live in self.state.windows(index)
             )
         self.state.groups = self._regroup(groups, end)
         return counters

@@ -35,12 +35,11 @@ import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour
-from offsets_auditor.cleaner.log_state import LogState
+from offsets_auditor.cleaner.log_state import LiveWindow
 from offsets_auditor.cleaner.map_building import control_type_name
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.segment_facts import CleanerColumns
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata, reaches
-from offsets_auditor.cleaner.windows import Window, windows
 
 RECORD_BATCH_OVERHEAD = 61
 #: Offset, size, crc, magic, attributes, timestamp, key and value lengths of a v1 wrapper.
@@ -78,9 +77,8 @@ def retained_size(
     return np.where((magic < 2) & (codec == 0), size, estimate)
 
 
-def clean_segment(
-    state: LogState,
-    index: int,
+def clean_window(
+    live: LiveWindow,
     m: OffsetMap,
     txn: CleanedTransactionMetadata,
     last_records: dict[int, tuple[int | None, int]],
@@ -89,40 +87,11 @@ def clean_segment(
     behaviour: CleanerBehaviour,
     counters: PassCounters,
 ) -> int:
-    """Filter the live batches of original segment ``index`` (updating the survivors in
-    ``state`` and ``counters``); returns the segment's size afterwards. Its batches are
-    filtered window by window (``cleaner.windows``), in order."""
-    return sum(
-        _clean_window(
-            window,
-            state.alive[index][window.records],
-            state.batch_alive[index][window.batches],
-            m,
-            txn,
-            last_records,
-            retain_deletes=retain_deletes,
-            behaviour=behaviour,
-            counters=counters,
-        )
-        for window in windows(state.scan.columns[index], state.scan.key_ids[index])
-    )
-
-
-def _clean_window(
-    window: Window,
-    alive: Bools,
-    batch_alive: Bools,
-    m: OffsetMap,
-    txn: CleanedTransactionMetadata,
-    last_records: dict[int, tuple[int | None, int]],
-    *,
-    retain_deletes: bool,
-    behaviour: CleanerBehaviour,
-    counters: PassCounters,
-) -> int:
-    """``clean_segment`` over one window; ``alive``/``batch_alive`` are the window's views of
-    the survivor flags, updated in place."""
-    cols, ids = window.columns, window.key_ids
+    """Filter the live batches of one window of an original segment (``LogState.windows``;
+    a segment is filtered window by window, in order), updating its survivor flags and
+    ``counters``; returns the window's size afterwards."""
+    cols, ids = live.window.columns, live.window.key_ids
+    alive, batch_alive = live.alive, live.batch_alive
     batch = cols.batch
     nb = cols.batches
     shallow = behaviour.stats_count_shallow_entries

@@ -237,7 +237,6 @@ class _FactsBuilder:
     largest_timestamp: int = -1
     #: the first batch timestamp >= 0, else the last one seen (None: none seen)
     first_timestamp: int | None = None
-    first_timestamp_found: bool = False
     producer_batches: list[ProducerBatch] = field(default_factory=list)
     #: per group, in order of first appearance
     writers: dict[str, _WriterTotal] = field(default_factory=dict)
@@ -309,9 +308,8 @@ class _FactsBuilder:
         if len(rows):
             first_row = np.searchsorted(r.batch, rows)  # each batch's first record in the chunk
             values = np.where(v2[rows], b.max_timestamp[rows], r.timestamp[first_row])
-            if not self.first_timestamp_found:
+            if self.first_timestamp is None or self.first_timestamp < 0:  # none >= 0 yet
                 known = np.flatnonzero(values >= 0)
-                self.first_timestamp_found = bool(len(known))
                 self.first_timestamp = int(values[known[0] if len(known) else -1])
 
     def _producers(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:

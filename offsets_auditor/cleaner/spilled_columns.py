@@ -10,11 +10,11 @@ holds about ten million records, some 400 MB of columns.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
-import numpy.typing as npt
 
+from offsets_auditor.cleaner.arrays import mapped
 from offsets_auditor.cleaner.segment_facts import COLUMN_DTYPES, CleanerColumns
 
 
@@ -36,13 +36,5 @@ class SpilledColumns:
         for out in self._files.values():
             out.close()
         return CleanerColumns(
-            **{name: _mapped(self.directory / name, dtype) for name, dtype in COLUMN_DTYPES.items()}
+            **{name: mapped(self.directory / name, dtype) for name, dtype in COLUMN_DTYPES.items()}
         )
-
-
-def _mapped(path: Path, dtype: Any) -> npt.NDArray[Any]:
-    count = path.stat().st_size // np.dtype(dtype).itemsize
-    if not count:  # an empty file cannot be mapped
-        return np.zeros(0, dtype=dtype)
-    # a plain array over the map (a memmap subclass would be pickled by copying its bytes)
-    return np.asarray(np.memmap(path, dtype=dtype, mode="r", shape=(count,)))
