@@ -94,8 +94,9 @@ class ReadOnlyFile:
     With ``expect`` (a listed ``FileInfo.identity``), a file that is not that one raises
     :class:`FileChangedError`. ``size`` is the size at open; with ``frozen``, reads stop there,
     so a file being appended to (the active segment) reads as it was when opened; otherwise
-    reads go to the end of the file as it is (a growing server.log). With ``end`` too, reads
-    stop there as well (a segment read as it was listed, though appended to since)."""
+    reads go to the end of the file as it is (a growing server.log). With ``end`` too (which
+    implies ``frozen``), ``size`` and reads stop there as well: a segment read as it was
+    listed, though appended to since (:func:`open_as_listed`)."""
 
     def __init__(
         self,
@@ -114,10 +115,8 @@ class ReadOnlyFile:
             self._fd = -1
             raise FileChangedError(path)
         self.identity = (st.st_dev, st.st_ino)
-        self.size = st.st_size
-        self._end = st.st_size if frozen else None
-        if self._end is not None and end is not None:
-            self._end = min(self._end, end)
+        self.size = st.st_size if end is None else min(st.st_size, end)
+        self._end = self.size if frozen or end is not None else None
 
     def read_at(self, position: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``position``; fewer at the end of the file (with
@@ -155,6 +154,15 @@ class ReadOnlyFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_as_listed(path: Path, identity: tuple[int, int], size: int) -> ReadOnlyFile:
+    """The snapshot rule, the same for ``audit`` and on the scan's executors: a file read as
+    it was listed, with its ``identity`` and ``size`` then. It must still be that file (else
+    :class:`FileChangedError`, or ``FileNotFoundError`` when it is gone), and it reads up to
+    its listed size, whatever the broker appends afterwards (the active segment); a file
+    found shorter than listed (truncated since) reads shorter."""
+    return ReadOnlyFile(path, expect=identity, end=size)
 
 
 @dataclass
@@ -202,9 +210,7 @@ def snapshot_dir(
         for info in first:
             if (stable or last) and not info.is_dir and opened(info.name):
                 try:
-                    snapshot.files[info.name] = ReadOnlyFile(
-                        info.path, expect=info.identity, frozen=True
-                    )
+                    snapshot.files[info.name] = open_as_listed(info.path, info.identity, info.size)
                 except OSError as error:
                     if error.errno in (errno.ENOENT, errno.ESTALE):
                         stable = False  # renamed or replaced since the listing

@@ -30,13 +30,15 @@ class ReadOptions:
 
     def segment(self, partition: PartitionDir, segment: Segment) -> Iterator[Chunk | DecodeError]:
         """The chunks and problems of one segment of ``partition``, read-only (opened by name,
-        and only if it is still the file that was listed). A file that cannot be opened is one
+        and read as listed: ``fs.open_as_listed``). A file that cannot be opened is one
         ``DecodeError`` (field ``file``)."""
         label = segment_label(partition, segment)
-        identity = segment.log.identity if segment.log.identity != (0, 0) else None
+        listed, path = segment.log, partition.path / segment.log.name
         try:
-            source = fs.ReadOnlyFile(
-                partition.path / segment.log.name, expect=identity, frozen=True
+            source = (
+                fs.open_as_listed(path, listed.identity, listed.size)
+                if listed.identity != (0, 0)  # not listed from a directory (tests)
+                else fs.ReadOnlyFile(path, frozen=True)
             )
         except OSError as error:
             yield UnreadableFileError(f"cannot open: {error.strerror}", field="file", file=label)

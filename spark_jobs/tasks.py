@@ -97,7 +97,7 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
         "result": None,
     }
     try:
-        source = fs.ReadOnlyFile(task.path, expect=task.identity, frozen=True, end=task.size)
+        source = fs.open_as_listed(task.path, task.identity, task.size)
     except FileNotFoundError:
         return row
     except fs.FileChangedError:
@@ -111,9 +111,8 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
         result = read_segment_result(partition, segment, work.groups_plan, ctx.read.segment)
         return {**row, "status": OK, "result": cache.dumps(result)}
     with source:
-        # a rolled segment never grows; the active one may, and is read as listed
-        if source.size < task.size or (not task.active and source.size != task.size):
-            return row  # truncated or rewritten in place since listed
+        if source.size < task.size:  # truncated since listed: list it again
+            return row
         cache_dir = Path(ctx.cache_dir)
         key = cache.segment_key(source, task.size, task.mtime_ms, task.context)
         if cache.exists(cache_dir, key):
