@@ -74,8 +74,8 @@ def build_log_dir(root: Path, segment: Path, magic: int) -> Path:
     """``root/kafka-logs`` holding ``__consumer_offsets-0/``: ``segment`` (a symlink, named as
     the first segment) and a one-entry active segment based at its next offset."""
     from offsets_auditor.cleaner.partition_scan import scan_partition
-    from offsets_auditor.logdir import offsets_partitions, read_log_dir
-    from offsets_auditor.reading import DEFAULT_READ
+    from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
+    from offsets_auditor.reader.reading import DEFAULT_READ
 
     log_dir = root / "kafka-logs"
     partition = log_dir / PARTITION
@@ -95,8 +95,8 @@ def build_log_dir(root: Path, segment: Path, magic: int) -> Path:
 def distinct_keys(log_dir: Path) -> int:
     from offsets_auditor.cleaner.partition_scan import scan_partition
     from offsets_auditor.cleaner.requirements import distinct_keys
-    from offsets_auditor.logdir import offsets_partitions, read_log_dir
-    from offsets_auditor.reading import DEFAULT_READ
+    from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
+    from offsets_auditor.reader.reading import DEFAULT_READ
 
     scan = scan_partition(offsets_partitions(read_log_dir(log_dir))[0], DEFAULT_READ.segment)
     before, _ = distinct_keys(scan, list(range(len(scan.segments))), 0, scan.log_end_offset)
@@ -123,11 +123,11 @@ def run_case(
     log_dir: Path, version: str, buffer: int, ratio: float, repeat: int, reader: str
 ) -> dict[str, Any]:
     os.sched_setaffinity(0, {0})
-    from offsets_auditor.audit_stages import audit_at
+    from offsets_auditor.audit.group_recovery import recover
+    from offsets_auditor.audit.stages import audit_at
     from offsets_auditor.cleaner.config import CleanerConfig
-    from offsets_auditor.groups.recover import recover
+    from offsets_auditor.reader.reading import ReadOptions
     from offsets_auditor.reader.segment import Backend
-    from offsets_auditor.reading import ReadOptions
     from offsets_auditor.versions import KafkaVersion
 
     config = CleanerConfig(

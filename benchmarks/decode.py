@@ -109,8 +109,8 @@ def auditor_command() -> list[str]:
 
 def summary_in_process(path: Path) -> tuple[int, float, float]:
     """Records, wall and CPU seconds of ``summarize_segment`` over ``path``."""
-    from offsets_auditor import fs
-    from offsets_auditor.summary import SegmentTotals, summarize_segment
+    from offsets_auditor.logdir import fs
+    from offsets_auditor.reader.summary import SegmentTotals, summarize_segment
 
     cpu_before = _self_cpu()
     start = time.perf_counter()

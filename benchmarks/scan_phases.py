@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import importlib
 
-    from offsets_auditor.meta_properties import parse_java_properties
+    from offsets_auditor.logdir.meta_properties import parse_java_properties
     from spark_jobs.scan import ScanOptions, run_scan
     from spark_jobs.session import spark_session
 

@@ -246,9 +246,9 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
         }
 
 
-#: index verdicts (``offsets_auditor.indexes.Verdict``) of a file the broker's next start finds
-#: damaged: rebuilt, or failing the load. Not ``not-checked`` (2.3.0+ checks no index at load),
-#: ``missing``, ``rebuilt`` (a sound sibling of a damaged file) or ``changed``.
+#: index verdicts (``offsets_auditor.startup.indexes.Verdict``) of a file the broker's next
+#: start finds damaged: rebuilt, or failing the load. Not ``not-checked`` (2.3.0+ checks no
+#: index at load), ``missing``, ``rebuilt`` (a sound sibling of a damaged file) or ``changed``.
 _CORRUPT_INDEX_VERDICTS: Final = ("corrupt", "fatal")
 
 

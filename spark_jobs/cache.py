@@ -30,7 +30,7 @@ from typing import Any, Final
 import xxhash
 
 import offsets_auditor
-from offsets_auditor import fs
+from offsets_auditor.logdir import fs
 
 _EDGE: Final = 64 * 1024
 

@@ -107,11 +107,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from offsets_auditor import fs
-    from offsets_auditor.audit_plan import PlanError
-    from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
-    from offsets_auditor.meta_properties import parse_java_properties
-    from offsets_auditor.reading import ReadOptions
+    from offsets_auditor.audit.plan import PlanError
+    from offsets_auditor.logdir import fs
+    from offsets_auditor.logdir.meta_properties import parse_java_properties
+    from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
+    from offsets_auditor.reader.reading import ReadOptions
     from spark_jobs.scan import ScanOptions
 
     def fail(message: str) -> int:

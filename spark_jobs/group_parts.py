@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from offsets_auditor import published
-from offsets_auditor.audit_stages import LogDirWork, PartitionOutcome
+from offsets_auditor.audit.group_recovery import without_groups
+from offsets_auditor.audit.stages import LogDirWork, PartitionOutcome
 from offsets_auditor.groups.model import GroupState
-from offsets_auditor.groups.recover import without_groups
 from spark_jobs.publish import arrow_schema, column
 
 #: The part files' schema: the ``groups`` table's, less the columns saying where.

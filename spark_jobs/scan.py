@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import published
-from offsets_auditor.audit_plan import AuditSettings, plan_audit
-from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
-from offsets_auditor.audit_stages import (
+from offsets_auditor.audit.plan import AuditSettings, plan_audit
+from offsets_auditor.audit.replicas import replica_findings
+from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
+from offsets_auditor.audit.stages import (
     PartitionOutcome,
     audit_partition,
     conclude,
@@ -33,9 +34,8 @@ from offsets_auditor.audit_stages import (
     read_segment_result,
 )
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.logdir import OFFSETS_TOPIC, offsets_partitions, open_partition
-from offsets_auditor.reading import DEFAULT_READ, ReadOptions
-from offsets_auditor.replicas import replica_findings
+from offsets_auditor.logdir.model import OFFSETS_TOPIC, offsets_partitions, open_partition
+from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs import cache, group_parts, publish, rerun
 from spark_jobs.work import Context, Input, PartitionWork, list_partition, pack

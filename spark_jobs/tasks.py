@@ -21,11 +21,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from offsets_auditor import fs
-from offsets_auditor.audit_stages import SegmentResult, audit_partition, read_segment_result
+from offsets_auditor.audit.stages import SegmentResult, audit_partition, read_segment_result
 from offsets_auditor.cleaner.arrays import FileArrays, in_memory
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
-from offsets_auditor.reading import segment_label
+from offsets_auditor.logdir import fs
+from offsets_auditor.reader.reading import segment_label
 from spark_jobs import cache, group_parts
 from spark_jobs.work import Context, SegmentTask
 

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from offsets_auditor.audit_plan import AuditPlan
-from offsets_auditor.audit_stages import LogDirWork
+from offsets_auditor.audit.plan import AuditPlan
+from offsets_auditor.audit.stages import LogDirWork
 from offsets_auditor.findings import Finding
-from offsets_auditor.logdir import PartitionDir, Segment, open_partition
-from offsets_auditor.reading import ReadOptions
+from offsets_auditor.logdir.model import PartitionDir, Segment, open_partition
+from offsets_auditor.reader.reading import ReadOptions
 from spark_jobs import cache
 
 

@@ -17,7 +17,7 @@ import pytest
 from kafka.record.memory_records import MemoryRecords
 
 from benchmarks.cluster import TOPIC, ClusterSpec, generate_cluster, log_dir
-from offsets_auditor.meta_properties import parse_meta_properties
+from offsets_auditor.logdir.meta_properties import parse_meta_properties
 
 SCALE = 0.001  # 1,000 groups, 105 KB segments, a 2.1 MB hot partition: ~6 MB per broker
 

@@ -10,10 +10,10 @@ import pytest
 from kafka.record.memory_records import MemoryRecords
 
 from benchmarks.generate import SEGMENTS, ensure_segments, write_segment
-from offsets_auditor import fs
+from offsets_auditor.logdir import fs
 from offsets_auditor.reader.segment import Backend
+from offsets_auditor.reader.summary import SegmentTotals, summarize_segment
 from offsets_auditor.schemas import decode_key, decode_value
-from offsets_auditor.summary import SegmentTotals, summarize_segment
 
 SAMPLE_BYTES = 256 * 1024
 

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from offsets_auditor.checkpoints import (
+from offsets_auditor.logdir.checkpoints import (
     java_whitespace_split,
     parse_leader_epoch_checkpoint,
     parse_offset_checkpoint,
     read_lines,
 )
-from offsets_auditor.meta_properties import (
+from offsets_auditor.logdir.meta_properties import (
     parse_clean_shutdown,
     parse_java_properties,
     parse_meta_properties,

@@ -34,17 +34,17 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from offsets_auditor.audit import emulate_partition
-from offsets_auditor.audit_report import report_json
-from offsets_auditor.audit_stages import audit_at
+from offsets_auditor.audit.partition import emulate_partition
+from offsets_auditor.audit.report import report_json
+from offsets_auditor.audit.stages import audit_at
 from offsets_auditor.cleaner import windows as cleaner_windows
 from offsets_auditor.cleaner.config import LONG_MAX, CleanerConfig, cleaner_config
-from offsets_auditor.decode import decode_segment
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.logdir.meta_properties import parse_java_properties
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
+from offsets_auditor.reader.decode import decode_segment
+from offsets_auditor.reader.reading import ReadOptions
 from offsets_auditor.reader.segment import Backend, BytesSource
-from offsets_auditor.reading import ReadOptions
 from offsets_auditor.records.control import control_key_problem
 from offsets_auditor.versions import KafkaVersion
 from tests.conftest import FIXTURES

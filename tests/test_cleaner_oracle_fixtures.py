@@ -1,7 +1,8 @@
 """The cleaner oracle (``tests/support/reference_cleaner.py``: the per-record emulation of
-``aa82d94``) and today's columnar emulation (``offsets_auditor.audit.emulate_partition``) give
-the same passes, failure, selections, map need and size after cleaning on the real broker log
-dirs under ``tests/fixtures``, for several Kafka versions and broker configs.
+``aa82d94``) and today's columnar emulation
+(``offsets_auditor.audit.partition.emulate_partition``) give the same passes, failure,
+selections, map need and size after cleaning on the real broker log dirs under
+``tests/fixtures``, for several Kafka versions and broker configs.
 
 1. The oracle's results carry the product's fields, name for name (so nothing goes unchecked).
 2. A representative subset (every log dir as its own broker ran it, and each era's rules on
@@ -20,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from offsets_auditor.audit import emulate_partition
+from offsets_auditor.audit.partition import emulate_partition
 from offsets_auditor.cleaner import passes, selection
 from offsets_auditor.cleaner.config import CleanerConfig, cleaner_config
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.logdir.meta_properties import parse_java_properties
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 from tests.conftest import FIXTURES
 from tests.support import reference_cleaner as ref
 

@@ -21,8 +21,8 @@ from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
 from offsets_auditor.cleaner.windows import batch_windows, windows
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
-from offsets_auditor.reading import DEFAULT_READ
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
+from offsets_auditor.reader.reading import DEFAULT_READ
 from tests.conftest import FIXTURES
 from tests.support.synthetic_partitions import Entry, Partition, write_partition
 from tests.test_cleaner_oracle import config

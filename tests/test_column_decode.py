@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offsets_auditor import render
-from offsets_auditor.decode import DecodedRecord, decode_record, decode_segment
 from offsets_auditor.errors import DecodeError
+from offsets_auditor.reader import render
+from offsets_auditor.reader.decode import DecodedRecord, decode_record, decode_segment
 from offsets_auditor.reader.segment import Backend, BytesSource, Limits
 from tests.conftest import FIXTURES
 from tests.support.segments import (

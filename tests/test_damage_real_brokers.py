@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
+from offsets_auditor.audit.group_recovery import plan, replay_partition
 from offsets_auditor.cli.main import main
-from offsets_auditor.groups.recover import plan, replay_partition
 from offsets_auditor.groups.rules import loader_rules
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: version -> (fixture, the restart whose cleaner tried every partition)
@@ -134,7 +134,7 @@ def read_before_damage(
     part = next(p for p in offsets_partitions(model) if p.partition == partition)
     segment = next(s for s in part.segments if damaged_file.endswith(s.log.name))
     from offsets_auditor.cleaner.partition_scan import scan_partition
-    from offsets_auditor.reading import DEFAULT_READ
+    from offsets_auditor.reader.reading import DEFAULT_READ
 
     scan = scan_partition(part, DEFAULT_READ.segment)
     info = next(s for s in scan.segments if s.base_offset == segment.base_offset)

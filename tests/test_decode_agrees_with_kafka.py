@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from offsets_auditor import fs
-from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import DecodeError
+from offsets_auditor.logdir import fs
+from offsets_auditor.reader.decode import DecodedRecord, decode_segment
 from tests.support.kafka_dump import read_dump
 
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
+from offsets_auditor.reader.decode import DecodedRecord, decode_segment
 from offsets_auditor.reader.segment import Backend, BytesSource, Limits
 from tests.support.segments import fix_crcs
 

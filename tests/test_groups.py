@@ -22,24 +22,17 @@ from typing import Any, cast
 
 import pytest
 
-from offsets_auditor import fs
+from offsets_auditor.audit.group_recovery import plan, recover, replay_partition
 from offsets_auditor.cli.main import main
 from offsets_auditor.coordinator import coordinator_partition
-from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.groups import (
-    GroupsFold,
-    GroupState,
-    GroupStateName,
-    PartitionGroups,
-    loader_rules,
-    plan,
-    recover,
-    replay_partition,
-)
 from offsets_auditor.groups.delta import DeltaBuilder
-from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules, LoadStart
-from offsets_auditor.logdir import PartitionDir, offsets_partitions, read_log_dir
+from offsets_auditor.groups.model import GroupState, GroupStateName, PartitionGroups
+from offsets_auditor.groups.replay import GroupsFold
+from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules, LoadStart, loader_rules
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.model import PartitionDir, offsets_partitions, read_log_dir
+from offsets_auditor.reader.decode import DecodedRecord, decode_segment
 from offsets_auditor.records.control import ControlRecord
 from offsets_auditor.records.model import BatchHeader, Record
 from offsets_auditor.schemas import RecordKey, RecordValue

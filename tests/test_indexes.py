@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from offsets_auditor.indexes import (
+from offsets_auditor.logdir.model import LogDir, read_log_dir
+from offsets_auditor.startup.indexes import (
     ABORTED_TXN,
     OFFSET_ENTRY,
     TIME_ENTRY,
@@ -25,8 +26,7 @@ from offsets_auditor.indexes import (
     time_index_check,
     txn_index_check,
 )
-from offsets_auditor.logdir import LogDir, read_log_dir
-from offsets_auditor.recovery import recovery_plan, unflushed_segments
+from offsets_auditor.startup.recovery import recovery_plan, unflushed_segments
 from offsets_auditor.versions import KafkaVersion
 
 P = "/data/kafka-logs/t-0/00000000000000000100.index"
@@ -567,7 +567,7 @@ def test_unflushed_segments_below_every_base(tmp_path: Path) -> None:
 # --- real unclean shutdowns: our verdicts against the broker's own restart log ---------------
 
 UNCLEAN = Path(__file__).parent / "fixtures"
-# The broker's WARN lines at the next start, per loader era (see offsets_auditor.indexes).
+# The broker's WARN lines at the next start, per loader era (see offsets_auditor.startup.indexes).
 _FOUND = re.compile(r"Found a corrupted index file(?P<rest>.*)")
 _IN_MESSAGE = [
     re.compile(r"index file \((?P<path>[^)]+)\)"),

@@ -37,12 +37,12 @@ from typing import Any
 
 import pytest
 
-from offsets_auditor.audit_report import report_json
-from offsets_auditor.audit_stages import audit_at
+from offsets_auditor.audit.group_recovery import recover
+from offsets_auditor.audit.report import report_json
+from offsets_auditor.audit.stages import audit_at
 from offsets_auditor.cleaner.config import CleanerConfig, cleaner_config
 from offsets_auditor.cli.main import main
-from offsets_auditor.groups.recover import recover
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.logdir.meta_properties import parse_java_properties
 from tests.conftest import FIXTURES
 from tests.support.cleaner_renames import (
     CHECKPOINT,
@@ -317,7 +317,7 @@ def count_calls(lab: Lab, run: Callable[[], Any]) -> list[str]:
     with FsCalls(lab.work) as calls:
         run()
     if not any(c.startswith(f"open {lab.scenario.partition}/") for c in calls.trace):
-        raise RuntimeError("no os.open of the partition seen through offsets_auditor.fs.os")
+        raise RuntimeError("no os.open of the partition seen through offsets_auditor.logdir.fs.os")
     return calls.trace
 
 
@@ -568,8 +568,8 @@ def test_a_merged_segment_is_a_segment_the_auditor_accepts(
 
 def test_the_injector_fires_after_the_chosen_call(tmp_path: Path) -> None:
     """Call numbers are the core's own ``os`` calls (and each listed entry); ``schedule[k]``
-    runs after call ``k``; ``offsets_auditor.fs.os`` is the real module again afterwards."""
-    import offsets_auditor.fs as fs
+    runs after call ``k``; ``offsets_auditor.logdir.fs.os`` is the real module again afterwards."""
+    import offsets_auditor.logdir.fs as fs
 
     (tmp_path / "a").write_bytes(b"x")
     (tmp_path / "b").write_bytes(b"yy")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from offsets_auditor.audit.load_calibration import calibrate
 from offsets_auditor.cli.main import main
-from offsets_auditor.load_calibration import calibrate
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: 2.3.0 GroupMetadataManager: "Finished loading offsets and group metadata from

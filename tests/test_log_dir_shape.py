@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from offsets_auditor.cli.main import main
-from offsets_auditor.log_dir_shape import log_dirs_below, looks_like_log_dir
+from offsets_auditor.logdir.shape import log_dirs_below, looks_like_log_dir
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

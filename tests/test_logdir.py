@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from offsets_auditor.logdir import (
+from offsets_auditor.logdir.model import (
     DirState,
     LeftoverKind,
     LogDir,

@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from offsets_auditor import published
-from offsets_auditor.audit_plan import AuditSettings, plan_audit
-from offsets_auditor.audit_report import report_json
-from offsets_auditor.audit_stages import audit_log_dir
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.audit.plan import AuditSettings, plan_audit
+from offsets_auditor.audit.report import report_json
+from offsets_auditor.audit.stages import audit_log_dir
+from offsets_auditor.logdir.meta_properties import parse_java_properties
 from spark_jobs import publish
 from spark_jobs.scan import ScanOptions, ScanResult, republish_unchanged, run_scan, start
 

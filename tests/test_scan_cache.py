@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from offsets_auditor.audit_stages import read_segment_result
+from offsets_auditor.audit.stages import read_segment_result
 from offsets_auditor.cleaner.segment_facts import COLUMN_DTYPES
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
-from offsets_auditor.reading import DEFAULT_READ
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
+from offsets_auditor.reader.reading import DEFAULT_READ
 from spark_jobs import cache
 from tests.conftest import FIXTURES
 

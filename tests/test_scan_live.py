@@ -48,7 +48,7 @@ def first_entry(segment: Path) -> bytes:
 
 
 def options(lab: Lab, log_dirs: tuple[Path, ...], out: Path) -> ScanOptions:
-    from offsets_auditor.meta_properties import parse_java_properties
+    from offsets_auditor.logdir.meta_properties import parse_java_properties
     from offsets_auditor.versions import KafkaVersion
 
     fixture = FIXTURES / lab.scenario.fixture

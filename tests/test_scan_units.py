@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from offsets_auditor.replicas import replica_findings
+from offsets_auditor.audit.replicas import replica_findings
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs.cli import kafka_versions, local_path
 from spark_jobs.progress import Progress

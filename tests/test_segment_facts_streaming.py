@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from offsets_auditor import fs
 from offsets_auditor.cleaner.segment_facts import (
     COLUMN_DTYPES,
     CleanerColumns,
@@ -20,6 +19,7 @@ from offsets_auditor.cleaner.segment_facts import (
     segment_facts,
 )
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
+from offsets_auditor.logdir import fs
 from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reader.segment import Limits, read_segment
 from tests.conftest import FIXTURES

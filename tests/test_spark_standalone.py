@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from offsets_auditor import published
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.logdir.meta_properties import parse_java_properties
 from spark_jobs import publish
 from spark_jobs.scan import ScanOptions, run_scan
 from spark_jobs.session import spark_session

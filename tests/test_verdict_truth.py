@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from offsets_auditor import fs
 from offsets_auditor.cli.main import main
-from offsets_auditor.decode import DecodedRecord, decode_segment
+from offsets_auditor.logdir import fs
+from offsets_auditor.reader.decode import DecodedRecord, decode_segment
 from tests.support.kafka_dump import read_dump
 
 FIXTURES = Path(__file__).parent / "fixtures"

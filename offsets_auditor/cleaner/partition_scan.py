@@ -29,8 +29,8 @@ from offsets_auditor.cleaner.segment_facts import (
 )
 from offsets_auditor.cleaner.windows import WINDOW_RECORDS
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.logdir import PartitionDir, Segment
-from offsets_auditor.reading import SegmentReader, segment_label
+from offsets_auditor.logdir.model import PartitionDir, Segment
+from offsets_auditor.reader.reading import SegmentReader, segment_label
 
 #: Control record type ids (``ControlRecordType``).
 ABORT = 0

@@ -10,16 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from offsets_auditor import fs
-from offsets_auditor.audit_plan import AuditSettings, PlanError, plan_audit
-from offsets_auditor.audit_report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
-from offsets_auditor.audit_stages import audit_log_dir
+from offsets_auditor.audit.load_calibration import calibrate_from_server_log
+from offsets_auditor.audit.plan import AuditSettings, PlanError, plan_audit
+from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
+from offsets_auditor.audit.stages import audit_log_dir
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.options import add_reader_option
-from offsets_auditor.load_calibration import calibrate_from_server_log
-from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
-from offsets_auditor.meta_properties import parse_java_properties
-from offsets_auditor.reading import ReadOptions
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.meta_properties import parse_java_properties
+from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
+from offsets_auditor.reader.reading import ReadOptions
 from offsets_auditor.versions import KafkaVersion
 
 

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from offsets_auditor import fs
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.coordinator import coordinator_partition
+from offsets_auditor.logdir import fs
 
 EPILOG = """\
 Group ids from a file (--from-file F, or - for stdin): one id per line, in UTF-8. A line

@@ -9,14 +9,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from offsets_auditor import fs
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.options import add_reader_option
-from offsets_auditor.decode import DecodedRecord, decode_segment
 from offsets_auditor.errors import DecodeError
+from offsets_auditor.logdir import fs
+from offsets_auditor.reader.decode import DecodedRecord, decode_segment
+from offsets_auditor.reader.render import (
+    error_to_json,
+    error_to_text,
+    record_to_json_line,
+    segment_text,
+)
 from offsets_auditor.reader.segment import DEFAULT_LIMITS, Limits
-from offsets_auditor.render import error_to_json, error_to_text, record_to_json_line, segment_text
-from offsets_auditor.summary import SegmentTotals, summarize_segment
+from offsets_auditor.reader.summary import SegmentTotals, summarize_segment
 
 
 def register(subparsers: Any) -> None:

@@ -23,18 +23,14 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from offsets_auditor.audit.group_recovery import GroupsRecovery, recover
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.findings import Finding, exit_status
-from offsets_auditor.groups import (
-    ExportError,
-    GroupsRecovery,
-    GroupState,
-    recover,
-    reset_plan_csv,
-)
-from offsets_auditor.log_dir_shape import looks_like_log_dir, not_a_log_dir_message
+from offsets_auditor.groups.export import ExportError, reset_plan_csv
+from offsets_auditor.groups.model import GroupState
+from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
+from offsets_auditor.reader.reading import ReadOptions
 from offsets_auditor.reader.segment import Backend
-from offsets_auditor.reading import ReadOptions
 from offsets_auditor.version_detection import Detection, detect_version
 from offsets_auditor.versions import KafkaVersion
 

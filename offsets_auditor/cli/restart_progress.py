@@ -31,8 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from offsets_auditor import fs
 from offsets_auditor.cli.commands import summary
+from offsets_auditor.logdir import fs
 from offsets_auditor.restart.follow import (
     Clock,
     LineFeeder,

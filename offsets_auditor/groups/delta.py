@@ -30,11 +30,11 @@ import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor import _native
-from offsets_auditor.decode import DecodedRecord, RowDecoder
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.groups.consumer_groups import CONSUMER_GROUP_TYPES
 from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules
 from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
+from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
 from offsets_auditor.records.model import NO_PRODUCER_ID
 from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue
 from offsets_auditor.schemas.java_utf8 import java_utf8

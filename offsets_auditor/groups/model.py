@@ -207,7 +207,7 @@ class PartitionGroups:
     each key type the loader did not know (skipped), ``findings`` what the real loader would
     have stumbled on (e.g. a pre-3.5 loader failing on an unknown key type); ``problems`` the
     damaged entries the segment walk met and ``record_problems`` the records whose key or value
-    is no offsets schema, located (``offsets_auditor.damage`` turns them into findings)."""
+    is no offsets schema, located (``offsets_auditor.audit.damage`` turns them into findings)."""
 
     partition: int
     groups: tuple[GroupState, ...]

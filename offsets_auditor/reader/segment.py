@@ -76,7 +76,7 @@ DEFAULT_LIMITS: Final = Limits()
 
 
 class ByteSource(Protocol):
-    """Random read access to a file's bytes (``offsets_auditor.fs.ReadOnlyFile`` is one)."""
+    """Random read access to a file's bytes (``offsets_auditor.logdir.fs.ReadOnlyFile`` is one)."""
 
     @property
     def size(self) -> int: ...

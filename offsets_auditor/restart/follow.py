@@ -11,9 +11,9 @@ replace a log:
   so it is read again from its start.
 
 The path's file is told from the one held open by its first bytes (a fingerprint, as Vector's
-``file`` source does by default), since :mod:`offsets_auditor.fs` offers no inode: log4j lines
-open with a millisecond timestamp, so two logs do not share their first line. All reads go
-through :class:`offsets_auditor.fs.ReadOnlyFile` (``O_RDONLY``, ``pread``).
+``file`` source does by default), since :mod:`offsets_auditor.logdir.fs` offers no inode: log4j
+lines open with a millisecond timestamp, so two logs do not share their first line. All reads go
+through :class:`offsets_auditor.logdir.fs.ReadOnlyFile` (``O_RDONLY``, ``pread``).
 
 :func:`follow_progress` is the loop: poll, fold, report, sleep on the injected :class:`Clock`.
 """
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from offsets_auditor import fs
+from offsets_auditor.logdir import fs
 from offsets_auditor.restart.progress import ProgressFold, RestartProgress
 
 #: Bytes compared to tell a new file at the path from the one held open.

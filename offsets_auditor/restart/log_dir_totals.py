@@ -1,7 +1,7 @@
 """What a broker's log dirs say a restart has to do: the denominators of restart progress.
 
 Read before (or while) the broker loads them, with a directory listing and two small reads per
-log dir, all through :mod:`offsets_auditor.fs` (read-only):
+log dir, all through :mod:`offsets_auditor.logdir.fs` (read-only):
 
 - partitions: every sub-directory of a log dir, which is what ``LogManager.loadLogs`` loads (it
   lists ``dir.listFiles`` and keeps directories; 3.x skips ``remote-log-index-cache`` and the KRaft
@@ -12,10 +12,10 @@ log dir, all through :mod:`offsets_auditor.fs` (read-only):
   below it (0.9 ``Log.scala``, 2.3 ``Log.scala``, 3.9 ``LogLoader.scala`` + ``LogSegments.java``).
   A partition missing from ``recovery-point-offset-checkpoint`` recovers from offset 0, and so
   does every partition of a log dir whose checkpoint the broker cannot read (it is parsed with
-  the broker's reader, :mod:`offsets_auditor.checkpoints`).
+  the broker's reader, :mod:`offsets_auditor.logdir.checkpoints`).
 - ``__consumer_offsets`` partitions and their bytes: what the group coordinator would read.
 
-This module does not depend on the log-dir reader (``offsets_auditor.logdir``): it needs only
+This module does not depend on the log-dir reader (``offsets_auditor.logdir.model``): it needs only
 names, sizes and the recovery-point checkpoint.
 """
 
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from offsets_auditor import fs
-from offsets_auditor.checkpoints import parse_offset_checkpoint
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.checkpoints import parse_offset_checkpoint
 from offsets_auditor.restart.log_lines import OFFSETS_TOPIC
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
@@ -125,7 +125,7 @@ def parse_recovery_points(
     text: str, *, version: KafkaVersion | None = None, location: str = RECOVERY_POINT_CHECKPOINT
 ) -> RecoveryPoints:
     """``recovery-point-offset-checkpoint`` read with the broker's own reader
-    (:func:`offsets_auditor.checkpoints.parse_offset_checkpoint`). A file the broker cannot
+    (:func:`offsets_auditor.logdir.checkpoints.parse_offset_checkpoint`). A file the broker cannot
     read (a malformed line, a wrong count or version: a torn write) makes ``LogManager.loadLogs``
     warn "Resetting the recovery checkpoint to 0" and recover every partition of the dir from
     offset 0 (0.9.0.1 and 2.3.0 ``LogManager.scala``; 3.9.0-rc3 "resetting the recovery

@@ -3,7 +3,8 @@
 Per log dir: one listing of the root and of each partition directory (names and sizes),
 ``meta.properties`` and ``.kafka_cleanshutdown`` (both tiny), and, for each ``__consumer_offsets``
 partition, its newest segments, up to :data:`READ_BUDGET` bytes (decoded with
-:func:`offsets_auditor.summary.summarize_segment`: magic bytes, key and value versions, codecs).
+:func:`offsets_auditor.reader.summary.summarize_segment`: magic bytes, key and value versions,
+codecs).
 Per server log: one pass over its lines for the last "Kafka version" line.
 """
 
@@ -13,14 +14,14 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from offsets_auditor import fs
-from offsets_auditor.logdir import OFFSETS_TOPIC
-from offsets_auditor.meta_properties import (
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.meta_properties import (
     CLEAN_SHUTDOWN_FILE,
     META_PROPERTIES,
     parse_meta_properties,
 )
-from offsets_auditor.summary import SegmentTotals, summarize_segment
+from offsets_auditor.logdir.model import OFFSETS_TOPIC
+from offsets_auditor.reader.summary import SegmentTotals, summarize_segment
 from offsets_auditor.version_detection.combine import Detection, detect
 from offsets_auditor.version_detection.file_rules import file_evidence
 from offsets_auditor.version_detection.model import Evidence

@@ -14,7 +14,7 @@ Rules (docs/kafka-internals.md §8):
    0.9 log dir that was compacted at all, or whose operator did not set the flag, is a 0.9.0.1
    one: 0.9.0.1 is used and 0.9.0.0's verdict is one of the alternatives. Where the rest of the
    range would give another verdict, the audit reports each one
-   (``offsets_auditor.audit_alternatives``).
+   (``offsets_auditor.audit.alternatives``).
 4. ``--kafka-version`` is used as given; if the evidence excludes it, a ``version-mismatch``
    warning names the evidence.
 """

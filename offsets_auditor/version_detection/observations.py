@@ -18,7 +18,7 @@ class PartitionFiles:
 
 @dataclass(frozen=True, slots=True)
 class RecordFormats:
-    """What one segment holds, from :func:`offsets_auditor.summary.summarize_segment`:
+    """What one segment holds, from :func:`offsets_auditor.reader.summary.summarize_segment`:
     ``magics`` (batch magic bytes), ``keys`` (``<key_type>/v<key version>``), ``values``
     (``<key_type>/v<key version>:v<value version>``) and ``codecs`` (codec labels)."""
 

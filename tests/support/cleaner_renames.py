@@ -292,9 +292,9 @@ class StepFailed(RuntimeError):
 
 @dataclass
 class FsCalls:
-    """Counts the ``os`` calls that ``offsets_auditor.fs`` makes (each entry a listing yields,
-    and each method call on it, count as one) and runs ``schedule[k]`` right after call ``k``
-    (1-based) returns or raises; ``schedule[0]`` runs on entry. ``trace`` names each call and
+    """Counts the ``os`` calls that ``offsets_auditor.logdir.fs`` makes (each entry a listing
+    yields, and each method call on it, count as one) and runs ``schedule[k]`` right after call
+    ``k`` (1-based) returns or raises; ``schedule[0]`` runs on entry. ``trace`` names each call and
     the file it is about, relative to ``root`` where it can."""
 
     root: Path
@@ -304,7 +304,7 @@ class FsCalls:
     _fds: dict[int, str] = field(default_factory=dict)
 
     def __enter__(self) -> FsCalls:
-        import offsets_auditor.fs as target
+        import offsets_auditor.logdir.fs as target
 
         self._target = target
         self._real = target.os
@@ -342,7 +342,7 @@ class FsCalls:
 
 
 class _OsProxy:
-    """``os`` for ``offsets_auditor.fs``: every function call is reported to the counter."""
+    """``os`` for ``offsets_auditor.logdir.fs``: every function call is reported to the counter."""
 
     def __init__(self, real: ModuleType, calls: FsCalls) -> None:
         self._real = real

@@ -41,11 +41,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from offsets_auditor import fs
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.decode import RowDecoder, batch_headers
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.logdir import LogDir, PartitionDir, offsets_partitions, read_log_dir
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.model import LogDir, PartitionDir, offsets_partitions, read_log_dir
+from offsets_auditor.reader.decode import RowDecoder, batch_headers
 from offsets_auditor.reader.segment import Backend, read_segment
 from offsets_auditor.records.compression import Codec
 from offsets_auditor.records.control import decode_control
@@ -1142,7 +1142,7 @@ def emulate_log_dir(
 
 def comparable(emulated: Any) -> dict[str, Any]:
     """The results of one partition's emulation, by field name, from this oracle's
-    :class:`Emulated` or today's ``offsets_auditor.audit.Emulated`` alike (same attribute
+    :class:`Emulated` or today's ``offsets_auditor.audit.partition.Emulated`` alike (same attribute
     names): ``==`` on two of these compares every field, and pytest names the one that
     differs."""
     failure = emulated.failure

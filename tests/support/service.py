@@ -36,7 +36,7 @@ SECOND_CLUSTER = "cluster-b"
 
 
 def scan_options(log_dirs: tuple[Path, ...], out: Path) -> Any:
-    from offsets_auditor.meta_properties import parse_java_properties
+    from offsets_auditor.logdir.meta_properties import parse_java_properties
     from spark_jobs.scan import ScanOptions
 
     text = (CLEANER_DIED / "broker-server.properties").read_text(encoding="utf-8")

@@ -11,8 +11,8 @@ import pytest
 
 from offsets_auditor.cleaner import behaviour
 from offsets_auditor.cleaner.config import cleaner_config
-from offsets_auditor.logdir import read_log_dir
-from offsets_auditor.startup_checks import startup_report
+from offsets_auditor.logdir.model import read_log_dir
+from offsets_auditor.startup.checks import startup_report
 from offsets_auditor.version_detection.model import VersionRange
 from offsets_auditor.version_detection.spans import (
     CLEANER_CHANGES,

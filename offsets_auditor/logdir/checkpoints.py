@@ -1,6 +1,6 @@
 """Pure parsers for the checkpoint files of a broker log dir: offset checkpoints and the
 ``leader-epoch-checkpoint`` (``meta.properties`` and the clean-shutdown marker are in
-``offsets_auditor.meta_properties``).
+``offsets_auditor.logdir.meta_properties``).
 
 Grammar shared by every checkpoint file (version 0; docs/kafka-internals.md §4.8)::
 

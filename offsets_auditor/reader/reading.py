@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from offsets_auditor import fs
 from offsets_auditor.errors import DecodeError, UnreadableFileError
-from offsets_auditor.logdir import PartitionDir, PartitionSnapshot, Segment
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.model import PartitionDir, PartitionSnapshot, Segment
 from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, Limits, read_segment
 

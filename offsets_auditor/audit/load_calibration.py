@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from offsets_auditor import fs
+from offsets_auditor.logdir import fs
 from offsets_auditor.restart.progress import fold_lines
 
 if TYPE_CHECKING:
-    from offsets_auditor.audit import BrokerAudit
+    from offsets_auditor.audit.partition import BrokerAudit
     from offsets_auditor.cleaner.config import CleanerConfig
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from offsets_auditor.audit.damage import CleanerView
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.capacity import BufferAdvice
 from offsets_auditor.cleaner.config import CleanerConfig
@@ -23,15 +24,14 @@ from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, sel
 from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome
 from offsets_auditor.cleaner.verdict_facts import emulated_facts
-from offsets_auditor.damage import CleanerView
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState
-from offsets_auditor.logdir import (
+from offsets_auditor.logdir.model import (
     LogDir,
     PartitionDir,
     offsets_partitions,
 )
-from offsets_auditor.reading import DEFAULT_READ, SegmentReader
+from offsets_auditor.reader.reading import DEFAULT_READ, SegmentReader
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -72,7 +72,7 @@ class PartitionAudit:
     capacity: int
     advice: BufferAdvice | None
     #: the verdict for each stretch of the detected version range, when they differ
-    #: (``offsets_auditor.audit_alternatives``); empty when every version gives this one
+    #: (``offsets_auditor.audit.alternatives``); empty when every version gives this one
     alternatives: tuple[VersionVerdict, ...] = ()
 
     @property

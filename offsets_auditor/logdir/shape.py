@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from offsets_auditor import fs
-from offsets_auditor.checkpoints import LEADER_EPOCH_CHECKPOINT, CheckpointFileName
-from offsets_auditor.logdir import parse_partition_dir_name
-from offsets_auditor.meta_properties import CLEAN_SHUTDOWN_FILE, META_PROPERTIES
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.checkpoints import LEADER_EPOCH_CHECKPOINT, CheckpointFileName
+from offsets_auditor.logdir.meta_properties import CLEAN_SHUTDOWN_FILE, META_PROPERTIES
+from offsets_auditor.logdir.model import parse_partition_dir_name
 
 _ROOT_MARKS = {META_PROPERTIES, CLEAN_SHUTDOWN_FILE, *(name.value for name in CheckpointFileName)}
 _PARTITION_MARK = re.compile(r"^\d+\.log$")

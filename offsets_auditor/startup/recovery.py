@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offsets_auditor.indexes import (
+from offsets_auditor.logdir.model import DirState, LogDir, Segment
+from offsets_auditor.startup.indexes import (
     NOT_REBUILT,
     IndexKind,
     Verdict,
     index_verdicts,
     recovery_points,
 )
-from offsets_auditor.logdir import DirState, LogDir, Segment
 from offsets_auditor.versions import KafkaVersion
 
 # --- Recovery after an unclean shutdown ------------------------------------------------------

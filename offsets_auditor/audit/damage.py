@@ -45,8 +45,8 @@ from offsets_auditor.errors import (
     UnreadableFileError,
 )
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.indexes import recovery_points
-from offsets_auditor.logdir import LogDir, PartitionDir
+from offsets_auditor.logdir.model import LogDir, PartitionDir
+from offsets_auditor.startup.indexes import recovery_points
 
 if TYPE_CHECKING:  # groups imports this module
     from offsets_auditor.groups.rules import LoaderRules

@@ -1,4 +1,5 @@
-"""An immutable model of one broker log dir, built read-only through :mod:`offsets_auditor.fs`.
+"""An immutable model of one broker log dir, built read-only through
+:mod:`offsets_auditor.logdir.fs`.
 
 What the broker finds at startup (0.9.0.1 ``core/src/main/scala/kafka/log/LogManager.scala``
 ``loadLogs`` and ``Log.loadSegments``; 2.3.0 ``LogManager.loadLogs``/``Log.loadSegmentFiles``;
@@ -31,8 +32,9 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-from offsets_auditor import fs
-from offsets_auditor.checkpoints import (
+from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
     CheckpointFileName,
     LeaderEpochCheckpoint,
@@ -40,8 +42,7 @@ from offsets_auditor.checkpoints import (
     parse_leader_epoch_checkpoint,
     parse_offset_checkpoint,
 )
-from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.meta_properties import (
+from offsets_auditor.logdir.meta_properties import (
     CLEAN_SHUTDOWN_FILE,
     META_PROPERTIES,
     CleanShutdownContent,

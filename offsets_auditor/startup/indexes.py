@@ -53,8 +53,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from offsets_auditor import fs
-from offsets_auditor.logdir import FileEntry, LogDir, PartitionDir, Segment
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.model import FileEntry, LogDir, PartitionDir, Segment
 from offsets_auditor.versions import KafkaVersion
 
 #: ``.index`` entry: relativeOffset (offset - baseOffset), position (byte position in the .log).

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from offsets_auditor.audit import (
+from offsets_auditor.audit.partition import (
     BrokerAudit,
     Emulated,
     PartitionAudit,
@@ -28,7 +28,7 @@ from offsets_auditor.audit import (
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.verdict import Outcome, VersionVerdict
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.startup_checks import startup_report
+from offsets_auditor.startup.checks import startup_report
 from offsets_auditor.version_detection.spans import Span
 
 #: outcome, reason, passes that happen, their end offsets, Kafka's failure message

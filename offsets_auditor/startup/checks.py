@@ -1,7 +1,7 @@
 """What the broker's next start will do to a log dir: index files it calls corrupt and
 rebuilds, segments it re-reads after an unclean shutdown, leftover files it deletes or
 completes. Covers every partition dir, not only the offsets topic: an unclean shutdown breaks
-them all. The per-version rules live in ``offsets_auditor.indexes``.
+them all. The per-version rules live in ``offsets_auditor.startup.indexes``.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.indexes import IndexVerdict, Verdict, index_verdicts
-from offsets_auditor.logdir import LeftoverKind, LogDir
-from offsets_auditor.recovery import PartitionRecoveryPlan, recovery_plan
+from offsets_auditor.logdir.model import LeftoverKind, LogDir
+from offsets_auditor.startup.indexes import IndexVerdict, Verdict, index_verdicts
+from offsets_auditor.startup.recovery import PartitionRecoveryPlan, recovery_plan
 from offsets_auditor.versions import KafkaVersion
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from offsets_auditor.audit import BrokerAudit, PartitionAudit
+from offsets_auditor.audit.partition import BrokerAudit, PartitionAudit
 from offsets_auditor.cleaner.capacity import max_desired_map_size
 from offsets_auditor.cleaner.passes import PassResult
 from offsets_auditor.findings import exit_status

@@ -20,7 +20,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from offsets_auditor.audit import (
+from offsets_auditor.audit.alternatives import with_cleaner_alternatives, with_startup_alternatives
+from offsets_auditor.audit.damage import damage_findings, place_of
+from offsets_auditor.audit.group_recovery import GroupsPlan, collect, plan
+from offsets_auditor.audit.partition import (
     BrokerAudit,
     Emulated,
     PartitionAudit,
@@ -30,8 +33,7 @@ from offsets_auditor.audit import (
     judge,
     passes_before_threads_die,
 )
-from offsets_auditor.audit_alternatives import with_cleaner_alternatives, with_startup_alternatives
-from offsets_auditor.audit_plan import AuditPlan, AuditSettings, given_plan
+from offsets_auditor.audit.plan import AuditPlan, AuditSettings, given_plan
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.blockers import (
     hanging_transaction_findings,
@@ -44,23 +46,27 @@ from offsets_auditor.cleaner.partition_scan import fold_partition
 from offsets_auditor.cleaner.segment_facts import ColumnSink, SegmentFacts, segment_facts
 from offsets_auditor.cleaner.selection import reads_clock
 from offsets_auditor.cleaner.verdict import Outcome, severity_of
-from offsets_auditor.damage import damage_findings, place_of
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.delta import GroupsDelta
 from offsets_auditor.groups.model import GroupState, PartitionGroups
-from offsets_auditor.groups.recover import GroupsPlan, collect, plan
 from offsets_auditor.groups.rules import loader_rules
-from offsets_auditor.logdir import LogDir, PartitionDir, Segment, offsets_partitions, open_partition
+from offsets_auditor.logdir.model import (
+    LogDir,
+    PartitionDir,
+    Segment,
+    offsets_partitions,
+    open_partition,
+)
 from offsets_auditor.reader.columns import Chunk
-from offsets_auditor.reading import (
+from offsets_auditor.reader.reading import (
     DEFAULT_READ,
     ReadOptions,
     SegmentReader,
     last_index_position,
     segment_label,
 )
-from offsets_auditor.startup_checks import startup_report
+from offsets_auditor.startup.checks import startup_report
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +78,7 @@ class LogDirWork:
 
 
 def log_dir_work(path: Path, audit_plan: AuditPlan) -> LogDirWork:
-    from offsets_auditor.logdir import read_log_dir
+    from offsets_auditor.logdir.model import read_log_dir
 
     config = audit_plan.config
     model = read_log_dir(path, config.kafka_version)

@@ -10,13 +10,13 @@ import json
 import re
 from dataclasses import dataclass
 
-from offsets_auditor.checkpoints import (
+from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.logdir.checkpoints import (
     INT32_RANGE,
     JavaNumberFormatError,
     java_int,
     read_lines,
 )
-from offsets_auditor.findings import Finding, Severity
 
 # --- meta.properties -------------------------------------------------------------------------
 

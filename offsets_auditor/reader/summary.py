@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from offsets_auditor.decode import DecodedRecord, RowDecoder
 from offsets_auditor.errors import DecodeError, TruncatedError
 from offsets_auditor.reader.columns import (
     GROUP_METADATA_KEY_TYPE,
@@ -22,6 +21,7 @@ from offsets_auditor.reader.columns import (
     KeyStatus,
     ValueStatus,
 )
+from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
 from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, ByteSource, Limits, read_segment
 from offsets_auditor.records.compression import codec_label
 from offsets_auditor.records.control import CONTROL_TYPES

@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from offsets_auditor.damage import damage_findings, place_of
+from offsets_auditor.audit.damage import damage_findings, place_of
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.delta import DeltaBuilder
 from offsets_auditor.groups.model import GroupState, PartitionGroups
 from offsets_auditor.groups.replay import GroupsFold
 from offsets_auditor.groups.rules import LoaderRules, LoadStart, loader_rules
-from offsets_auditor.logdir import (
+from offsets_auditor.logdir.model import (
     OFFSETS_TOPIC,
     LogDir,
     PartitionDir,
@@ -32,7 +32,7 @@ from offsets_auditor.logdir import (
     read_log_dir,
 )
 from offsets_auditor.reader.columns import Chunk
-from offsets_auditor.reading import DEFAULT_READ, ReadOptions, SegmentReader
+from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions, SegmentReader
 from offsets_auditor.versions import KafkaVersion
 
 
