@@ -126,8 +126,8 @@ def run_case(
     from offsets_auditor.audit.group_recovery import recover
     from offsets_auditor.audit.stages import audit_at
     from offsets_auditor.cleaner.config import CleanerConfig
+    from offsets_auditor.reader.options import Backend
     from offsets_auditor.reader.reading import ReadOptions
-    from offsets_auditor.reader.segment import Backend
     from offsets_auditor.versions import KafkaVersion
 
     config = CleanerConfig(

@@ -32,12 +32,12 @@ from typing import Any
 from benchmarks.scan import _cluster
 
 PHASES: tuple[tuple[str, str, str], ...] = (
-    ("spark_jobs.scan", "list_partition", "listing partitions"),
+    ("spark_jobs.job", "list_partition", "listing partitions"),
     ("pyspark.sql.classic.dataframe", "DataFrame.toArrow", "executors: stages A and B"),
     ("spark_jobs.cache", "loads", "unpickling outcomes (driver)"),
-    ("spark_jobs.scan", "conclude", "conclusion per log dir (driver)"),
-    ("spark_jobs.scan", "report_json", "reports as dicts (driver)"),
-    ("spark_jobs.scan", "_tables", "table rows (driver)"),
+    ("spark_jobs.job", "conclude", "conclusion per log dir (driver)"),
+    ("spark_jobs.job", "report_json", "reports as dicts (driver)"),
+    ("spark_jobs.job", "_tables", "table rows (driver)"),
     ("spark_jobs.publish", "to_arrow", "rows to Arrow (driver)"),
     ("spark_jobs.publish", "_write_json", "reports' JSON written (driver)"),
     ("spark_jobs.publish", "publish", "publishing, JSON included (driver)"),
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     import importlib
 
     from offsets_auditor.logdir.meta_properties import parse_java_properties
-    from spark_jobs.scan import ScanOptions, run_scan
+    from spark_jobs.job import ScanOptions, run_scan
     from spark_jobs.session import spark_session
 
     _, manifest = _cluster(args.scale)

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from offsets_auditor.logdir.meta_properties import parse_java_properties
     from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
     from offsets_auditor.reader.reading import ReadOptions
-    from spark_jobs.scan import ScanOptions
+    from spark_jobs.job import ScanOptions
 
     def fail(message: str) -> int:
         print(f"offsets-auditor scan: {message}", file=sys.stderr)
@@ -181,8 +181,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def scan(master: str | None, options: Any, driver_memory: str | None = None) -> int:
+    from spark_jobs.job import Counters, republish_unchanged, run_scan, start
     from spark_jobs.progress import Progress
-    from spark_jobs.scan import Counters, republish_unchanged, run_scan, start
     from spark_jobs.session import spark_session
 
     tty = sys.stderr.isatty()

@@ -11,7 +11,7 @@ from kafka.record.memory_records import MemoryRecords
 
 from benchmarks.generate import SEGMENTS, ensure_segments, write_segment
 from offsets_auditor.logdir import fs
-from offsets_auditor.reader.segment import Backend
+from offsets_auditor.reader.options import Backend
 from offsets_auditor.reader.summary import SegmentTotals, summarize_segment
 from offsets_auditor.schemas import decode_key, decode_value
 

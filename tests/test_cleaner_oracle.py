@@ -43,8 +43,9 @@ from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 from offsets_auditor.reader.decode import decode_segment
+from offsets_auditor.reader.options import Backend
 from offsets_auditor.reader.reading import ReadOptions
-from offsets_auditor.reader.segment import Backend, BytesSource
+from offsets_auditor.reader.segment import BytesSource
 from offsets_auditor.records.control import control_key_problem
 from offsets_auditor.versions import KafkaVersion
 from tests.conftest import FIXTURES

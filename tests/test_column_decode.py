@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.reader import render
 from offsets_auditor.reader.decode import DecodedRecord, decode_record, decode_segment
-from offsets_auditor.reader.segment import Backend, BytesSource, Limits
+from offsets_auditor.reader.options import Backend, Limits
+from offsets_auditor.reader.segment import BytesSource
 from tests.conftest import FIXTURES
 from tests.support.segments import (
     TIMESTAMP,

@@ -22,7 +22,8 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from offsets_auditor.errors import CorruptError, DecodeError, TruncatedError
 from offsets_auditor.reader.decode import DecodedRecord, decode_segment
-from offsets_auditor.reader.segment import Backend, BytesSource, Limits
+from offsets_auditor.reader.options import Backend, Limits
+from offsets_auditor.reader.segment import BytesSource
 from tests.support.segments import fix_crcs
 
 FIXTURES = Path(__file__).parent / "fixtures"

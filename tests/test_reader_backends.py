@@ -16,8 +16,9 @@ import pytest
 from offsets_auditor import _native
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.reader.columns import BatchColumns, Chunk, KeyStatus, ValueStatus
+from offsets_auditor.reader.options import Backend, Limits
 from offsets_auditor.reader.python_reader import decode_entry
-from offsets_auditor.reader.segment import Backend, BytesSource, Limits, read_segment
+from offsets_auditor.reader.segment import BytesSource, read_segment
 from tests.conftest import FIXTURES
 from tests.support.segments import (
     CASES,

@@ -19,7 +19,7 @@ from offsets_auditor.audit.report import report_json
 from offsets_auditor.audit.stages import audit_log_dir
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from spark_jobs import publish
-from spark_jobs.scan import ScanOptions, ScanResult, republish_unchanged, run_scan, start
+from spark_jobs.job import ScanOptions, ScanResult, republish_unchanged, run_scan, start
 
 pytestmark = pytest.mark.slow
 
@@ -306,7 +306,7 @@ def test_a_segment_swapped_while_read_is_listed_again(
     """Between the listing and the executor's read, the cleaner replaces a segment (a new
     inode under the same name): the executor refuses the file, the driver lists the partition
     again, and the result is the audit of what is there, with a changed-while-read note."""
-    import spark_jobs.scan as scan
+    import spark_jobs.job as scan
 
     log_dir = tmp_path / "kafka-logs"
     shutil.copytree(FIXTURES / "kafka-2.3.0/transactions/kafka-logs", log_dir)

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-import spark_jobs.scan as scan
-from spark_jobs.scan import ScanOptions, run_scan
+import spark_jobs.job as scan
+from spark_jobs.job import ScanOptions, run_scan
 from tests.conftest import FIXTURES
 from tests.support.cleaner_renames import run_steps
 from tests.test_live_logdir import SCENARIOS, Lab, make_lab, signature

@@ -21,7 +21,8 @@ from offsets_auditor.cleaner.segment_facts import (
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.columns import Chunk
-from offsets_auditor.reader.segment import Limits, read_segment
+from offsets_auditor.reader.options import Limits
+from offsets_auditor.reader.segment import read_segment
 from tests.conftest import FIXTURES
 
 SEGMENTS = sorted(

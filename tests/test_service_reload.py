@@ -64,7 +64,7 @@ def _metric(server: LiveServer, name: str) -> float:
 def test_new_run_picked_up_and_unreadable_run_kept_out(
     spark: Any, published_run: Published, tmp_path: Path
 ) -> None:
-    from spark_jobs.scan import run_scan
+    from spark_jobs.job import run_scan
 
     results = tmp_path / "results"
     (results / "runs").mkdir(parents=True)

@@ -15,7 +15,7 @@ import pytest
 from offsets_auditor import published
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from spark_jobs import publish
-from spark_jobs.scan import ScanOptions, run_scan
+from spark_jobs.job import ScanOptions, run_scan
 from spark_jobs.session import spark_session
 from tests.test_scan import NOW_MS, audit_report, without_across
 

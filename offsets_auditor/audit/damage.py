@@ -27,7 +27,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePath
-from typing import TYPE_CHECKING
 
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour
 from offsets_auditor.cleaner.damage import (
@@ -45,11 +44,9 @@ from offsets_auditor.errors import (
     UnreadableFileError,
 )
 from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.groups.rules import LoaderRules
 from offsets_auditor.logdir.model import LogDir, PartitionDir
 from offsets_auditor.startup.indexes import recovery_points
-
-if TYPE_CHECKING:  # groups imports this module
-    from offsets_auditor.groups.rules import LoaderRules
 
 
 class Damage(StrEnum):

@@ -11,14 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from offsets_auditor.audit.partition import BrokerAudit
+from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.logdir import fs
 from offsets_auditor.restart.progress import fold_lines
-
-if TYPE_CHECKING:
-    from offsets_auditor.audit.partition import BrokerAudit
-    from offsets_auditor.cleaner.config import CleanerConfig
 
 
 @dataclass(frozen=True, slots=True)

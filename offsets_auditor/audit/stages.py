@@ -57,6 +57,7 @@ from offsets_auditor.logdir.model import (
     Segment,
     offsets_partitions,
     open_partition,
+    read_log_dir,
 )
 from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reader.reading import (
@@ -78,8 +79,6 @@ class LogDirWork:
 
 
 def log_dir_work(path: Path, audit_plan: AuditPlan) -> LogDirWork:
-    from offsets_auditor.logdir.model import read_log_dir
-
     config = audit_plan.config
     model = read_log_dir(path, config.kafka_version)
     groups_plan = (

@@ -14,13 +14,13 @@ from offsets_auditor.cli.options import add_reader_option
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.decode import DecodedRecord, decode_segment
+from offsets_auditor.reader.options import DEFAULT_LIMITS, Limits
 from offsets_auditor.reader.render import (
     error_to_json,
     error_to_text,
     record_to_json_line,
     segment_text,
 )
-from offsets_auditor.reader.segment import DEFAULT_LIMITS, Limits
 from offsets_auditor.reader.summary import SegmentTotals, summarize_segment
 
 

@@ -29,8 +29,8 @@ from offsets_auditor.findings import Finding, exit_status
 from offsets_auditor.groups.export import ExportError, reset_plan_csv
 from offsets_auditor.groups.model import GroupState
 from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
+from offsets_auditor.reader.options import Backend
 from offsets_auditor.reader.reading import ReadOptions
-from offsets_auditor.reader.segment import Backend
 from offsets_auditor.version_detection import Detection, detect_version
 from offsets_auditor.versions import KafkaVersion
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from offsets_auditor.reader.segment import Backend
+from offsets_auditor.reader.options import Backend
 
 
 def add_reader_option(parser: argparse.ArgumentParser) -> None:

@@ -33,6 +33,7 @@ from typing import Any, TextIO
 
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.logdir import fs
+from offsets_auditor.restart.fold import ProgressFold
 from offsets_auditor.restart.follow import (
     Clock,
     LineFeeder,
@@ -43,7 +44,7 @@ from offsets_auditor.restart.follow import (
 )
 from offsets_auditor.restart.log_dir_totals import read_log_dir_totals
 from offsets_auditor.restart.log_lines import patterns_for, patterns_for_range
-from offsets_auditor.restart.progress import ProgressFold, RestartProgress
+from offsets_auditor.restart.progress import RestartProgress, snapshot
 from offsets_auditor.version_detection import Detection, detect_version
 from offsets_auditor.versions import KafkaVersion
 
@@ -137,7 +138,7 @@ def run_with(
                 feeder.feed(raw)
             for raw in follower.flush():
                 feeder.feed(raw)
-            show(Update(1, fold.snapshot(), feeder.lines, 0.0))
+            show(Update(1, snapshot(fold), feeder.lines, 0.0))
             return 0
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends --follow normally
             follow_progress(

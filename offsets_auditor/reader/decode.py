@@ -18,13 +18,8 @@ from typing import Final, NamedTuple
 
 from offsets_auditor.errors import CorruptError, DecodeError
 from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
-from offsets_auditor.reader.segment import (
-    DEFAULT_LIMITS,
-    Backend,
-    ByteSource,
-    Limits,
-    read_segment,
-)
+from offsets_auditor.reader.options import DEFAULT_LIMITS, Backend, Limits
+from offsets_auditor.reader.segment import ByteSource, read_segment
 from offsets_auditor.records.control import CONTROL_TYPES, ControlRecord, decode_control
 from offsets_auditor.records.model import BatchHeader, Record
 from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue, decode_key, decode_value

@@ -9,7 +9,7 @@ is left to the caller (``reader.segment``), whose reference decoders report what
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from offsets_auditor import _native
 from offsets_auditor.errors import DecodeError
@@ -19,10 +19,8 @@ from offsets_auditor.reader.columns import (
     RecordColumns,
     columns_from_buffers,
 )
+from offsets_auditor.reader.options import Limits
 from offsets_auditor.records.compression import decompress
-
-if TYPE_CHECKING:
-    from offsets_auditor.reader.segment import Limits
 
 #: take()/take_compressed() statuses (``_native.c``).
 STOP: Final = 0

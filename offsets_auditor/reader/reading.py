@@ -15,7 +15,8 @@ from offsets_auditor.errors import DecodeError, UnreadableFileError
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.model import PartitionDir, PartitionSnapshot, Segment
 from offsets_auditor.reader.columns import Chunk
-from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, Limits, read_segment
+from offsets_auditor.reader.options import DEFAULT_LIMITS, Backend, Limits
+from offsets_auditor.reader.segment import read_segment
 
 #: Reads one segment of a partition: its chunks and problems, in file order.
 SegmentReader = Callable[[PartitionDir, Segment], Iterator[Chunk | DecodeError]]

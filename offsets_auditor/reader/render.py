@@ -14,7 +14,8 @@ from typing import Any, Final
 from offsets_auditor.errors import DecodeError, TruncatedError
 from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
 from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
-from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, ByteSource, Limits, read_segment
+from offsets_auditor.reader.options import DEFAULT_LIMITS, Backend, Limits
+from offsets_auditor.reader.segment import ByteSource, read_segment
 from offsets_auditor.records.compression import codec_label
 from offsets_auditor.records.model import TimestampType
 from offsets_auditor.schemas import RecordValue, UnknownValue

@@ -30,8 +30,6 @@ is wrong; ``python`` decodes everything with the reference decoders. Both give t
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Final, Protocol
 
 from offsets_auditor import _native
@@ -43,36 +41,13 @@ from offsets_auditor.errors import (
     TruncatedError,
 )
 from offsets_auditor.reader import native_reader
-from offsets_auditor.reader.columns import MAX_CHUNK_RECORDS, Chunk
+from offsets_auditor.reader.columns import Chunk
+from offsets_auditor.reader.options import DEFAULT_LIMITS, Backend, Limits
 from offsets_auditor.reader.python_reader import PythonChunkBuilder, decode_entry
 from offsets_auditor.records.legacy import LOG_OVERHEAD, MAGIC_OFFSET
 
 HEADER_SIZE_UP_TO_MAGIC: Final = MAGIC_OFFSET + 1  # 17
 MIN_ENTRY_SIZE: Final = 14  # LegacyRecord.RECORD_OVERHEAD_V0
-
-
-class Backend(StrEnum):
-    """Which reader decodes entries: the C parser, or the Python reference decoders."""
-
-    NATIVE = "native"
-    PYTHON = "python"
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """How much is read at once and the largest things decoded.
-
-    ``max_batch_bytes``: largest entry decoded (Kafka's own limit is the topic's
-    ``max.message.bytes``, 1 MiB by default); ``decompress_limit``: largest decompressed payload
-    of one compressed entry; ``max_chunk_records``: records per chunk."""
-
-    window_bytes: int = 2 * 1024 * 1024
-    max_batch_bytes: int = 64 * 1024 * 1024
-    decompress_limit: int = 256 * 1024 * 1024
-    max_chunk_records: int = MAX_CHUNK_RECORDS
-
-
-DEFAULT_LIMITS: Final = Limits()
 
 
 class ByteSource(Protocol):

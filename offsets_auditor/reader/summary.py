@@ -22,7 +22,8 @@ from offsets_auditor.reader.columns import (
     ValueStatus,
 )
 from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
-from offsets_auditor.reader.segment import DEFAULT_LIMITS, Backend, ByteSource, Limits, read_segment
+from offsets_auditor.reader.options import DEFAULT_LIMITS, Backend, Limits
+from offsets_auditor.reader.segment import ByteSource, read_segment
 from offsets_auditor.records.compression import codec_label
 from offsets_auditor.records.control import CONTROL_TYPES
 

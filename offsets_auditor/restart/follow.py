@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Protocol
 
 from offsets_auditor.logdir import fs
-from offsets_auditor.restart.progress import ProgressFold, RestartProgress
+from offsets_auditor.restart.fold import ProgressFold
+from offsets_auditor.restart.progress import RestartProgress, snapshot
 
 #: Bytes compared to tell a new file at the path from the one held open.
 FINGERPRINT_BYTES = 64
@@ -182,7 +183,7 @@ def follow_progress(
             last_growth = now
         if feeder.lines != before or reports == 0:
             reports += 1
-            last = Update(reports, feeder.fold.snapshot(), feeder.lines, now - last_growth)
+            last = Update(reports, snapshot(feeder.fold), feeder.lines, now - last_growth)
             on_update(last)
         if should_stop(last):
             return reports

@@ -8,12 +8,8 @@ over they can only say whether the broker is gone (markers, checkpoints it no lo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from offsets_auditor.restart.fold import ProgressFold
 from offsets_auditor.restart.log_dir_totals import LogDirTotals
-
-if TYPE_CHECKING:
-    from offsets_auditor.restart.progress import ProgressFold
 
 
 def partitions_total_of(f: ProgressFold) -> tuple[int | None, str | None]:

@@ -7,8 +7,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from offsets_auditor.restart.fold import ProgressFold
 from offsets_auditor.restart.follow import LineFeeder, LineFollower, Update, follow_progress
-from offsets_auditor.restart.progress import ProgressFold, fold_lines
+from offsets_auditor.restart.progress import fold_lines
 from tests.restart.kafka_lines import CLEAN, read_lines, unclean_restart_39
 
 

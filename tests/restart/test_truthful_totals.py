@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from offsets_auditor.cli.main import main
+from offsets_auditor.restart.fold import ProgressFold
 from offsets_auditor.restart.log_dir_totals import read_log_dir_totals
-from offsets_auditor.restart.progress import ProgressFold, RestartProgress
+from offsets_auditor.restart.progress import RestartProgress, snapshot
 from offsets_auditor.restart.startup_state import STALE_MS
 from tests.restart.kafka_lines import (
     CLEAN,
@@ -64,7 +65,7 @@ def fold(lines: list[str], log_dir: Path | None, log_age_ms: int | None = None) 
     accumulator.log_mtime_ms = None if log_age_ms is None else NOW_MS - log_age_ms
     for line in lines:
         accumulator.feed_line(line)
-    return accumulator.snapshot()
+    return snapshot(accumulator)
 
 
 def until(lines: list[str], needle: str) -> list[str]:

@@ -46,7 +46,8 @@ from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.model import LogDir, PartitionDir, offsets_partitions, read_log_dir
 from offsets_auditor.reader.decode import RowDecoder, batch_headers
-from offsets_auditor.reader.segment import Backend, read_segment
+from offsets_auditor.reader.options import Backend
+from offsets_auditor.reader.segment import read_segment
 from offsets_auditor.records.compression import Codec
 from offsets_auditor.records.control import decode_control
 from offsets_auditor.records.model import Batch, BatchHeader, Record

@@ -37,7 +37,7 @@ SECOND_CLUSTER = "cluster-b"
 
 def scan_options(log_dirs: tuple[Path, ...], out: Path) -> Any:
     from offsets_auditor.logdir.meta_properties import parse_java_properties
-    from spark_jobs.scan import ScanOptions
+    from spark_jobs.job import ScanOptions
 
     text = (CLEANER_DIED / "broker-server.properties").read_text(encoding="utf-8")
     return ScanOptions(
@@ -76,7 +76,7 @@ def spark() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def published_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Published:
     """The real scan of the session's log dirs, published to a results dir."""
-    from spark_jobs.scan import run_scan
+    from spark_jobs.job import run_scan
 
     tmp = tmp_path_factory.mktemp("service-run")
     log_dirs = (*SESSION_LOG_DIRS, second_cluster_copy(tmp))
