@@ -11,7 +11,7 @@ SAMPLE := tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,api]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,api,live]'
 	touch $(STAMP)
 
 # The demo: the Spark scan of four real brokers' log dirs (Kafka 0.9.0.1 and 2.3.0, the config

@@ -109,7 +109,10 @@ def assert_agree(data: bytes, **limits: int) -> tuple[list[Chunk], list[DecodeEr
 
 @pytest.mark.parametrize("fixture", FIXTURE_DIRS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_real_segment_reads_the_same(fixture: Path) -> None:
-    segments = sorted(fixture.glob("kafka-logs*/*/*.log"))
+    # a broker's log dirs, or (the cluster fixtures) each broker's: broker-N/kafka-logs
+    segments = sorted(fixture.glob("kafka-logs*/*/*.log")) + sorted(
+        fixture.glob("broker-*/kafka-logs*/*/*.log")
+    )
     assert segments
     for segment in segments:
         _chunks, errors = assert_agree(segment.read_bytes())
