@@ -20,8 +20,8 @@ from offsets_auditor.cluster.metadata import (
 )
 from offsets_auditor.cluster.partition_count import CountSource, decide_partition_count
 from offsets_auditor.coordinator import coordinator_partition
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.logdir.meta_properties import parse_java_properties
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 
 CLUSTERS = Path(__file__).parent / "fixtures"
 VERSIONS = ["kafka-2.3.0", "kafka-0.9.0.1"]

@@ -30,8 +30,8 @@ from offsets_auditor.live_cluster.client import (
     connect,
 )
 from offsets_auditor.live_cluster.client_config import ClientConfig
-from offsets_auditor.logdir import offsets_partitions, read_log_dir
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.logdir.meta_properties import parse_java_properties
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 
 pytestmark = [
     pytest.mark.broker,

@@ -3,7 +3,7 @@ partitions the topic has, which broker leads each (the group coordinator), and h
 answer is.
 
 Pure rules over typed values; no file or network access except :mod:`.kraft_log`, which reads a
-KRaft ``__cluster_metadata`` log through ``offsets_auditor.fs``:
+KRaft ``__cluster_metadata`` log through ``offsets_auditor.logdir.fs``:
 
 - :mod:`.metadata`: the offsets topic's partitions with leader, replicas, ISR, leader epoch, as a
   live cluster or a KRaft metadata log states them;

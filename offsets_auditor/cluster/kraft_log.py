@@ -21,7 +21,7 @@ by a leader but never committed), so a copy's tail can be ahead of what the clus
 and a copy taken from a broker that stopped long ago is that old. :class:`KraftReplay` says the
 offset read up to and the snapshot used, so the reader can judge.
 
-Files are read through ``offsets_auditor.fs`` (read-only, ``pread``), one window at a time.
+Files are read through ``offsets_auditor.logdir.fs`` (read-only, ``pread``), one window at a time.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from offsets_auditor import fs
 from offsets_auditor.cluster import kraft_records as kr
 from offsets_auditor.cluster.metadata import (
     MetadataSource,
@@ -40,8 +39,10 @@ from offsets_auditor.cluster.metadata import (
 )
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.logdir import fs
 from offsets_auditor.reader.columns import Chunk
-from offsets_auditor.reader.segment import Backend, read_segment
+from offsets_auditor.reader.options import Backend
+from offsets_auditor.reader.segment import read_segment
 
 OFFSETS_TOPIC: Final = "__consumer_offsets"
 METADATA_DIR: Final = "__cluster_metadata-0"

@@ -35,7 +35,7 @@ import ssl
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from offsets_auditor.meta_properties import parse_java_properties
+from offsets_auditor.logdir.meta_properties import parse_java_properties
 
 PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI")
