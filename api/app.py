@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
+from api.exposition import Exposition
 from api.metrics import RunCollector
 from api.models import BAD_REQUEST
 from api.routers import groups, ops, status, tables
@@ -16,7 +17,8 @@ from api.settings import Settings
 from api.store import Poller, ResultsStore
 
 DESCRIPTION = """\
-Serves the latest run `offsets-auditor scan` published to a results dir: the cleaner's verdicts,
+Serves the newest run of every scan that publishes to a results dir (one per broker host, or
+one scan of many log dirs), merged: the cleaner's verdicts,
 partition health, recovered group offsets, findings, alerts and Prometheus metrics.
 Read-only; it never touches a broker's disks.
 
@@ -48,10 +50,12 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
         responses=BAD_REQUEST,
     )
     store = ResultsStore(settings.results)
+    exposition = Exposition(store)
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(RunCollector(store))
+    registry.register(RunCollector(exposition))
     app.state.settings = settings
     app.state.store = store
+    app.state.exposition = exposition
     app.state.registry = registry
     app.state.metrics_cache = {}
     for router in (status.router, ops.router, groups.router, tables.router):

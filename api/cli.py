@@ -13,16 +13,20 @@ SUMMARY = (
 )
 
 EPILOG = """\
-RESULTS is what `offsets-auditor scan --out RESULTS` publishes to. The service reads only it
-(Parquet + manifest), picks up each new run without a restart, and keeps serving the last good
-run when a newer one cannot be read (GET /readyz and the offsets_auditor_results_* metrics say
-so). Every option can also be set as an environment variable OFFSETS_AUDITOR_<OPTION> (e.g.
-OFFSETS_AUDITOR_RESULTS, OFFSETS_AUDITOR_PORT); an option given here wins.
+RESULTS is what `offsets-auditor scan --out RESULTS` publishes to: every scan (one per broker
+host, or one scan of many log dirs) under its own RESULTS/publishers/NAME/. The service reads
+only it (Parquet, manifests, failure records), merges the newest run of every publisher, picks
+up each new run without a restart, and keeps serving a publisher's last good run when a newer
+one cannot be read (GET /readyz and the offsets_auditor_results_* metrics say so). It may start
+before the first scan: it waits, not ready, and says so. Every option can also be set as an
+environment variable OFFSETS_AUDITOR_<OPTION> (e.g. OFFSETS_AUDITOR_RESULTS,
+OFFSETS_AUDITOR_PORT); an option given here wins.
 
 Endpoints: / (status page), /metrics, /alerts, /healthz, /readyz,
 /groups/{id}/coordinator-partition, /groups/{id}, /groups/{id}/reset-offsets.csv (and their
 query forms under /group?group=ID, the empty id's only form), /partitions, /brokers, /segments,
-/indexes, /findings, /runs; /openapi.json describes them all.
+/indexes, /findings, /runs, /publishers, /runbooks/{alert}; /openapi.json describes them
+all.
 
 Exit status: 0 after Ctrl-C or SIGTERM, 3 usage errors."""
 
@@ -52,10 +56,12 @@ def register(subparsers: Any) -> None:
         " session.timeout.ms)",
     )
     parser.add_argument(
-        "--stale-run-threshold-seconds",
+        "--scan-interval-seconds",
         type=float,
         metavar="S",
-        help="OffsetsScanStale when the latest run is older (default 7200)",
+        help="how often the scans run (their schedule; default 3600): a publisher's newest run"
+        " is stale (OffsetsScanStale) after three intervals, and no run at all alerts"
+        " (OffsetsNoScanYet) after two. Give scripts/deploy/rules.py the same",
     )
     parser.add_argument(
         "--poll-seconds",
@@ -63,7 +69,11 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help="how often to look for a new run (default 5)",
     )
-    parser.add_argument("--runbook-base-url", metavar="URL", help="alerts' runbook_url prefix")
+    parser.add_argument(
+        "--runbook-base-url",
+        metavar="URL",
+        help="alerts' runbook_url prefix (default: this service's own /runbooks/)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -73,7 +83,7 @@ _OPTIONS = (
     "port",
     "never_compacted_threshold_bytes",
     "coordinator_load_threshold_seconds",
-    "stale_run_threshold_seconds",
+    "scan_interval_seconds",
     "poll_seconds",
     "runbook_base_url",
 )
@@ -94,13 +104,19 @@ def run(args: argparse.Namespace) -> int:
                 f"offsets-auditor serve: --{where.replace('_', '-')}: {e['msg']}", file=sys.stderr
             )
         return 3
-    if not settings.results.is_dir():
+    if settings.results.exists() and not settings.results.is_dir():
         print(
             f"offsets-auditor serve: {settings.results} is not a directory (give the --out of"
             " `offsets-auditor scan`)",
             file=sys.stderr,
         )
         return 3
+    if not settings.results.is_dir():
+        print(
+            f"offsets-auditor serve: {settings.results} does not exist yet: waiting for the first"
+            " scan to publish there (GET /readyz says so until then)",
+            file=sys.stderr,
+        )
     serve(settings)
     return 0
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.results import LoadedRun, cluster_key
+from api.results import cluster_key
+from api.view import View
 from offsets_auditor.coordinator import coordinator_partition, java_string_hash
 
 #: Kafka writes a group id as a STRING (int16 length): at most 32767 bytes of UTF-8.
@@ -28,10 +29,10 @@ def check_group_id(group: str) -> str:
     return group
 
 
-def partition_count(run: LoadedRun, cluster: str) -> tuple[int | None, str]:
+def partition_count(run: View, cluster: str) -> tuple[int | None, str]:
     """(the number of offsets partitions of ``cluster``, where the number comes from)."""
     numbers = sorted({p["partition"] for p in run.partitions_of(cluster)})
-    configured = run.configured_partitions()
+    configured = run.configured_partitions(cluster)
     name = f"cluster {cluster!r}" if cluster else "the log dirs without a cluster.id"
     if not numbers:
         if configured:
@@ -58,14 +59,13 @@ def partition_count(run: LoadedRun, cluster: str) -> tuple[int | None, str]:
     return count, basis
 
 
-def answer(
-    run: LoadedRun, group: str, clusters: list[str], partitions: int | None
-) -> dict[str, Any]:
+def answer(run: View, group: str, clusters: list[str], partitions: int | None) -> dict[str, Any]:
     """The ``CoordinatorAnswer`` for ``group`` over ``clusters`` (with ``partitions``: that
     count for each, as the caller gave it)."""
     in_run = {cluster_key(r["cluster_id"]) for r in run.groups.rows(group)}
     answers = []
     for cluster in clusters:
+        count: int | None
         if partitions is not None:
             count, basis = partitions, f"?partitions={partitions} as the request gave it"
         else:
@@ -98,7 +98,7 @@ def answer(
     }
 
 
-def broker_ref(run: LoadedRun, p: dict[str, Any]) -> dict[str, Any]:
+def broker_ref(run: View, p: dict[str, Any]) -> dict[str, Any]:
     version = next((b["kafka_version"] for b in run.brokers if b["log_dir"] == p["log_dir"]), None)
     return {
         "cluster_id": cluster_key(p["cluster_id"]),
@@ -108,7 +108,7 @@ def broker_ref(run: LoadedRun, p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def health(run: LoadedRun, p: dict[str, Any]) -> dict[str, Any]:
+def health(run: View, p: dict[str, Any]) -> dict[str, Any]:
     return {
         "broker_id": p["broker_id"],
         "log_dir": p["log_dir"],

@@ -9,9 +9,10 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
 
-from api.results import LoadedRun
+from api.exposition import Exposition
 from api.settings import Settings
 from api.store import ResultsStore
+from api.view import View
 
 
 async def get_settings(request: Request) -> Settings:
@@ -24,7 +25,12 @@ async def get_store(request: Request) -> ResultsStore:
     return store
 
 
-async def get_run(store: Annotated[ResultsStore, Depends(get_store)]) -> LoadedRun:
+async def get_exposition(request: Request) -> Exposition:
+    exposition: Exposition = request.app.state.exposition
+    return exposition
+
+
+async def get_run(store: Annotated[ResultsStore, Depends(get_store)]) -> View:
     run = store.current
     if run is None:
         raise HTTPException(503, store.readiness()[1])
@@ -33,7 +39,8 @@ async def get_run(store: Annotated[ResultsStore, Depends(get_store)]) -> LoadedR
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[ResultsStore, Depends(get_store)]
-RunDep = Annotated[LoadedRun, Depends(get_run)]
+RunDep = Annotated[View, Depends(get_run)]
+ExpositionDep = Annotated[Exposition, Depends(get_exposition)]
 
 MAX_LIMIT = 1000
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="items per page (1-1000)")]

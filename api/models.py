@@ -38,7 +38,7 @@ T = TypeVar("T")
 class Page(BaseModel, Generic[T]):
     """One page of a long list: ``items`` from ``offset``, at most ``limit``, of ``total``."""
 
-    run_id: str
+    run_id: str | None = Field(description="the newest run served (None: none yet)")
     total: int
     offset: int
     limit: int
@@ -163,6 +163,7 @@ class GroupNames(BaseModel):
 
 class RunSummary(BaseModel):
     run_id: str
+    publisher: str = Field(description="the scan that published it (RESULTS/publishers/NAME)")
     readable: bool
     served: bool
     error: str | None = None
@@ -175,6 +176,19 @@ class RunSummary(BaseModel):
     total_size_bytes: int | None = Field(None, description="offsets partitions, all log dirs")
     total_dirty_bytes: int | None = None
     outcomes: dict[str, int] | None = Field(None, description="partitions per cleaner verdict")
+
+
+class PublisherRow(BaseModel):
+    publisher: str
+    run_id: str | None = Field(description="its run served (None before its first)")
+    finished_at: str | None
+    age_seconds: float | None
+    stale: bool = Field(description="no run, or its newest older than three scan intervals")
+    log_dirs: list[str]
+    failures_since_run: int
+    last_failure: dict[str, Any] | None = Field(
+        description="its newest failure record: run_id, failed_at, log_dirs, exit_status, reason"
+    )
 
 
 class AlertLabels(BaseModel):
@@ -199,7 +213,8 @@ class AlertOut(BaseModel):
 
 class Readiness(BaseModel):
     ready: bool
-    run_id: str | None
+    run_id: str | None = Field(description="the newest run served")
+    run_ids: dict[str, str] = Field(description="publisher -> its run served")
     message: str
     newest_run_unreadable: bool
     load_errors_total: int

@@ -11,7 +11,8 @@ from typing import Any
 from urllib.parse import quote
 
 from api.alerts import Alert
-from api.results import LoadedRun, partition_name
+from api.results import partition_name
+from api.view import View
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
@@ -69,7 +70,7 @@ def map_chart(needed: int | None, capacity: int | None) -> str:
 
 
 def render(
-    run: LoadedRun | None,
+    run: View | None,
     ready_message: str,
     newest_unreadable: bool,
     alerts: list[Alert],
@@ -167,17 +168,18 @@ def _alerts(alerts: list[Alert]) -> str:
         '<table id="alerts"><tr><th>severity</th><th>alert</th><th>where</th><th>summary</th></tr>'
     )
     for a in alerts:
-        where = " ".join(f"{k}={v}" for k, v in a.where if v and k != "log_dir")
+        where = " ".join(f"{k}={v}" for k, v in a.series if v and k != "log_dir")
+        severity = str(a.rule.severity)
         out.append(
-            f'<tr><td><span class="{_e(a.severity)}">{_e(a.severity)}</span></td>'
-            f"<td>{_e(a.name)}</td><td>{_e(where)}</td>"
+            f'<tr><td><span class="{_e(severity)}">{_e(severity)}</span></td>'
+            f"<td>{_e(a.rule.name)}</td><td>{_e(where)}</td>"
             f'<td>{_e(a.summary)}<br><small class="muted">{_e(a.description)}</small></td></tr>'
         )
     out.append("</table>")
     return "".join(out)
 
 
-def _recommendations(run: LoadedRun) -> str:
+def _recommendations(run: View) -> str:
     out = ['<h2>Recommendations</h2><ul id="recommendations">']
     found = False
     for b in run.brokers:
@@ -196,7 +198,7 @@ def _recommendations(run: LoadedRun) -> str:
     return "".join(out)
 
 
-def _partitions(run: LoadedRun) -> str:
+def _partitions(run: View) -> str:
     rows = sorted(
         run.partitions,
         key=lambda p: (not p["never_compacted"], -(p["size_bytes"] or 0), p["log_dir"]),

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from bisect import bisect_left
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -90,7 +89,8 @@ class GroupIndex:
         if i == len(self.ids) or self.ids[i] != group:
             return []
         rows = self.order[self.starts[i] : self.starts[i + 1]]
-        return self.table.take(pa.array(rows)).to_pylist()
+        found: list[dict[str, Any]] = self.table.take(pa.array(rows)).to_pylist()
+        return found
 
     def names(self, prefix: str, offset: int, limit: int) -> tuple[int, list[str]]:
         """(how many groups start with ``prefix``, a page of them in order)."""
@@ -106,57 +106,49 @@ def _after_prefix(prefix: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class LoadedRun:
+class RunTables:
+    """What every kept run is read for (the history behind trends and alerts): its manifest and
+    its small tables."""
+
     run_id: str
+    publisher: str
     path: Path
     manifest: dict[str, Any]
     brokers: list[dict[str, Any]]
     partitions: list[dict[str, Any]]
-    segments: list[dict[str, Any]]
-    indexes: list[dict[str, Any]]
     findings: list[dict[str, Any]]
-    groups: GroupIndex
-    loaded_at: float = field(default_factory=time.time)
 
     @property
     def finished_at(self) -> float:
         """The run's end, Unix seconds."""
         return iso_seconds(self.manifest["finished_at"])
 
-    def clusters(self) -> list[str]:
-        found = {cluster_key(b["cluster_id"]) for b in self.brokers}
-        found |= {cluster_key(p["cluster_id"]) for p in self.partitions}
-        return sorted(found)
 
-    def partitions_of(self, cluster: str) -> Iterator[dict[str, Any]]:
-        return (p for p in self.partitions if cluster_key(p["cluster_id"]) == cluster)
+@dataclass(frozen=True, slots=True)
+class LoadedRun:
+    """A run as served: its small tables and the rest (segments, index files, groups)."""
 
-    def findings_of(self, log_dir: str, partition: int | None) -> list[dict[str, Any]]:
-        """The findings of one log dir, about one offsets partition (or about the log dir as a
-        whole when ``partition`` is None)."""
-        name = None if partition is None else partition_name(partition)
-        return [f for f in self.findings if f["log_dir"] == log_dir and f["partition"] == name]
+    tables: RunTables
+    segments: list[dict[str, Any]]
+    indexes: list[dict[str, Any]]
+    groups: pa.Table
+    loaded_at: float = field(default_factory=time.time)
 
-    def configured_partitions(self) -> int | None:
-        """``offsets.topic.num.partitions`` as the scan was given it (``--set`` or
-        ``--broker-config``), if it was."""
-        config = self.manifest.get("config") or {}
-        for source in ("overrides", "properties"):
-            value = (config.get(source) or {}).get("offsets.topic.num.partitions")
-            if value is not None:
-                try:
-                    return int(str(value).strip())
-                except ValueError:
-                    return None
-        return None
+    @property
+    def run_id(self) -> str:
+        return self.tables.run_id
+
+    @property
+    def finished_at(self) -> float:
+        return self.tables.finished_at
 
 
 def iso_seconds(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def load_run(run_dir: Path) -> LoadedRun:
-    """Read a published run; ``UnreadableRun`` says what is wrong with it."""
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """A run's manifest, checked; ``UnreadableRun`` says what is wrong with it."""
     try:
         manifest = json.loads((run_dir / published.MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -176,22 +168,43 @@ def load_run(run_dir: Path) -> LoadedRun:
         iso_seconds(manifest["finished_at"])
     except ValueError as error:
         raise UnreadableRun(f"{run_dir.name}: finished_at: {error}") from error
-    tables = {
-        name: read_table(run_dir, name, dictionary=_REPETITIVE.get(name, ()))
-        for name in published.TABLES
-    }
-    run = LoadedRun(
+    return manifest
+
+
+def read_run_tables(run_dir: Path, publisher: str = "") -> RunTables:
+    """A run's manifest and small tables; ``UnreadableRun`` says what is wrong."""
+    manifest = read_manifest(run_dir)
+    tables = {name: read_table(run_dir, name).to_pylist() for name in _SMALL}
+    return RunTables(
         run_id=run_dir.name,
+        publisher=publisher,
         path=run_dir,
         manifest=manifest,
-        brokers=tables["brokers"].to_pylist(),
-        partitions=tables["partitions"].to_pylist(),
-        segments=tables["segments"].to_pylist(),
-        indexes=tables["indexes"].to_pylist(),
-        findings=tables["findings"].to_pylist(),
-        groups=GroupIndex.build(tables["groups"]),
+        brokers=tables["brokers"],
+        partitions=tables["partitions"],
+        findings=tables["findings"],
     )
-    pa.default_memory_pool().release_unused()  # what reading and indexing took and freed
+
+
+_SMALL = ("brokers", "partitions", "findings")
+
+
+def load_run(run_dir: Path, publisher: str = "", tables: RunTables | None = None) -> LoadedRun:
+    """Read a published run whole (``tables``: its small tables, when already read);
+    ``UnreadableRun`` says what is wrong with it."""
+    small = read_run_tables(run_dir, publisher) if tables is None else tables
+    rest = {
+        name: read_table(run_dir, name, dictionary=_REPETITIVE.get(name, ()))
+        for name in published.TABLES
+        if name not in _SMALL
+    }
+    run = LoadedRun(
+        tables=small,
+        segments=rest["segments"].to_pylist(),
+        indexes=rest["indexes"].to_pylist(),
+        groups=rest["groups"],
+    )
+    pa.default_memory_pool().release_unused()  # what reading took and freed
     return run
 
 

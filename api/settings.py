@@ -1,8 +1,9 @@
 """The service's settings: command-line options or ``OFFSETS_AUDITOR_*`` environment variables
-(``OFFSETS_AUDITOR_RESULTS``, ``OFFSETS_AUDITOR_COORDINATOR_LOAD_THRESHOLD_SECONDS``, ...).
+(``OFFSETS_AUDITOR_RESULTS``, ``OFFSETS_AUDITOR_SCAN_INTERVAL_SECONDS``, ...).
 
-Alert thresholds live here because ``GET /alerts`` evaluates them; the Prometheus rules in
-``deploy/prometheus/`` carry the same defaults (docs/metrics.md)."""
+The alert thresholds are ``api.alert_rules.Thresholds``: ``GET /alerts`` evaluates the rules
+with these; the Prometheus rules in ``deploy/prometheus/`` are written with the defaults
+(``scripts/deploy/rules.py`` takes the same options to write them with others)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from api.alert_rules import Thresholds
 
 MIB = 1024 * 1024
 
@@ -22,13 +25,22 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
     #: ``OffsetsPartitionNeverCompacted`` fires above this size (bytes)
-    never_compacted_threshold_bytes: int = Field(100 * MIB, ge=0)
+    never_compacted_threshold_bytes: int = Field(Thresholds().never_compacted_bytes, ge=0)
     #: ``OffsetsCoordinatorLoadSlow`` fires above this load estimate: the consumers'
     #: ``session.timeout.ms`` (10 s by default up to Kafka 2.8, 45 s from 3.0)
-    coordinator_load_threshold_seconds: float = Field(10.0, ge=0)
-    #: ``OffsetsScanStale`` fires when the latest run finished longer ago than this
-    stale_run_threshold_seconds: float = Field(2 * 3600.0, ge=0)
+    coordinator_load_threshold_seconds: float = Field(Thresholds().load_slow_seconds, ge=0)
+    #: how often the scans run (their schedule): a publisher's newest run is stale after three
+    #: intervals (``OffsetsScanStale``), and no run at all alerts after two (``OffsetsNoScanYet``)
+    scan_interval_seconds: float = Field(Thresholds().scan_interval_seconds, gt=0)
     #: how often the results dir is checked for a new run
     poll_seconds: float = Field(5.0, gt=0)
-    #: the runbooks' base: ``<runbook_base_url><alertname>.md``
-    runbook_base_url: str = "docs/runbooks/"
+    #: the runbooks' base: ``<runbook_base_url><alertname>.md``; default: the service's own
+    #: ``/runbooks/`` (absolute, from the request)
+    runbook_base_url: str | None = None
+
+    def thresholds(self) -> Thresholds:
+        return Thresholds(
+            never_compacted_bytes=self.never_compacted_threshold_bytes,
+            load_slow_seconds=self.coordinator_load_threshold_seconds,
+            scan_interval_seconds=self.scan_interval_seconds,
+        )

@@ -1,9 +1,13 @@
-"""The run being served, and how a new one is picked up: ``ResultsStore.refresh`` (called at
-start and then every ``poll_seconds`` by ``Poller``) loads the run ``LATEST`` names when it is
-not the one served. An unreadable run is counted once, reported (``/readyz``, the
-``offsets_auditor_results_*`` metrics, ``OffsetsResultsUnreadable``) and never retried; the
-previous run stays served. At start, with an unreadable newest run, the newest readable older
-run is served.
+"""What is served, and how new runs are picked up. ``ResultsStore.refresh`` (at start, then
+every ``poll_seconds`` from ``Poller``) looks at every publisher of the results dir
+(``api.publishers``): it loads a publisher's newest run when it is not the one served, reads
+the small tables of every kept run once (the history behind trends and alerts) and its failure
+records, and merges the newest run of each publisher into the served :class:`~api.view.View`.
+
+An unreadable run is counted once, reported (``/readyz``, the ``offsets_auditor_results_*``
+metrics, ``OffsetsResultsUnreadable``) and never retried; that publisher's previous run stays
+served (at start: its newest readable one). The results dir need not exist yet: the service
+waits for the first scan, and says so.
 """
 
 from __future__ import annotations
@@ -11,12 +15,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from api.history import RunHistory, RunTrend
-from api.results import LoadedRun, UnreadableRun, load_run
-from offsets_auditor import published
+from api.publishers import Failure, Publisher, publishers
+from api.results import LoadedRun, RunTables, UnreadableRun, load_run, read_run_tables
+from api.view import View, merge
 
 log = logging.getLogger("offsets_auditor.serve")
 
@@ -26,101 +30,187 @@ class LoadError:
     run_id: str
     message: str
     at: float
+    publisher: str = ""
+
+
+@dataclass
+class PublisherState:
+    """One publisher as the store knows it."""
+
+    publisher: Publisher
+    #: its run served (None until one is read)
+    served: LoadedRun | None = None
+    #: the small tables of every kept run that reads, oldest first
+    history: list[RunTables] = field(default_factory=list)
+    #: its failure records, oldest first
+    failures: list[Failure] = field(default_factory=list)
+    #: its newest run, when that could not be read (the served one is older)
+    newest_error: LoadError | None = None
+
+    @property
+    def name(self) -> str:
+        return self.publisher.name
+
+    def failures_since_served(self) -> list[Failure]:
+        """The failures since its served run finished (all of them when none is served)."""
+        since = self.served.finished_at if self.served is not None else float("-inf")
+        return [f for f in self.failures if f.failed_at > since]
 
 
 class ResultsStore:
-    def __init__(self, results: Path) -> None:
+    def __init__(self, results: Path, now: float | None = None) -> None:
         self.results = results
-        self.history = RunHistory(results)
-        #: the run served (None until one is read)
-        self.current: LoadedRun | None = None
-        #: the newest run, when it could not be read (the served one is older)
-        self.newest_error: LoadError | None = None
+        #: when the service started: the history before any run begins here
+        self.started_at = time.time() if now is None else now
+        self.publishers: dict[str, PublisherState] = {}
+        #: the served view (None until a run is read)
+        self.current: View | None = None
         #: runs that could not be read, each counted once
         self.load_errors_total = 0
-        self.trends: list[RunTrend] = []
-        self._failed: dict[str, LoadError] = {}
+        #: changes whenever anything the service shows may have (runs, history, failures)
+        self.version = 0
+        self._signature: object = None
+        self._failed: dict[tuple[str, str], LoadError] = {}
+        self._tables: dict[tuple[str, str], RunTables] = {}
         self._lock = threading.Lock()
 
-    def latest_id(self) -> str | None:
-        """The run ``LATEST`` names, else the newest in ``runs/``."""
-        try:
-            named = (self.results / published.LATEST).read_text(encoding="utf-8").strip()
-        except OSError:
-            named = ""
-        if named:
-            return named
-        ids = self._run_ids()
-        return ids[-1] if ids else None
-
-    def _run_ids(self) -> list[str]:
-        try:
-            runs = (self.results / published.RUNS).iterdir()
-            return sorted(p.name for p in runs if (p / published.MANIFEST).is_file())
-        except OSError:
-            return []
+    @property
+    def newest_error(self) -> LoadError | None:
+        """The newest unreadable run among the publishers' newest ones, if any."""
+        errors = [s.newest_error for s in self.publishers.values() if s.newest_error is not None]
+        return max(errors, key=lambda e: e.at) if errors else None
 
     def refresh(self) -> None:
         with self._lock:
-            latest = self.latest_id()
-            if latest is None or (self.current is not None and latest == self.current.run_id):
-                return
-            if latest in self._failed:
-                return
-            if self._try_load(latest):
-                self.newest_error = None
-            else:
-                self.newest_error = self._failed[latest]
-                if self.current is None:
-                    self._fall_back(latest)
-            self.trends = self.history.runs()
+            changed = False
+            found = {p.name: p for p in publishers(self.results)}
+            for name in set(self.publishers) - set(found):
+                del self.publishers[name]
+                changed = True
+            for name, publisher in found.items():
+                state = self.publishers.setdefault(name, PublisherState(publisher))
+                changed |= self._refresh(state)
+            if changed:
+                served = [s.served for s in self.publishers.values() if s.served is not None]
+                self.current = merge(served) if served else None
+            signature = (
+                tuple(
+                    (n, tuple(r.run_id for r in s.history), len(s.failures))
+                    for n, s in sorted(self.publishers.items())
+                ),
+                None if self.current is None else self.current.run_ids,
+                len(self._failed),
+            )
+            if signature != self._signature:
+                self._signature = signature
+                self.version += 1
 
-    def _try_load(self, run_id: str) -> bool:
-        run_dir = self.results / published.RUNS / run_id
+    def _refresh(self, state: PublisherState) -> bool:
+        """Bring one publisher up to date; True when its served run changed."""
+        publisher = state.publisher
+        ids = publisher.run_ids()
+        changed = self._serve_latest(state, ids)
+        tables = [self._run_tables(publisher, r) for r in ids]
+        state.history = [
+            t for t in tables if t is not None and (publisher.name, t.run_id) not in self._failed
+        ]
+        for key in [k for k in self._tables if k[0] == publisher.name and k[1] not in ids]:
+            del self._tables[key]  # pruned by its publisher
+        state.failures = publisher.failures()
+        return changed
+
+    def _serve_latest(self, state: PublisherState, ids: list[str]) -> bool:
+        """Serve the publisher's newest run (or, at start, its newest readable one)."""
+        publisher = state.publisher
+        latest = publisher.latest_id()
+        if latest is None or (state.served is not None and latest == state.served.run_id):
+            return False
+        if (publisher.name, latest) in self._failed:
+            return False
+        run = self._load(publisher, latest)
+        if run is not None:
+            state.served, state.newest_error = run, None
+            return True
+        state.newest_error = self._failed[(publisher.name, latest)]
+        if state.served is not None:
+            return False
+        for run_id in reversed([r for r in ids if r < latest]):  # at start: the newest that reads
+            if (publisher.name, run_id) not in self._failed:
+                run = self._load(publisher, run_id)
+                if run is not None:
+                    state.served = run
+                    return True
+        return False
+
+    def _run_tables(self, publisher: Publisher, run_id: str) -> RunTables | None:
+        key = (publisher.name, run_id)
+        if key not in self._tables and key not in self._failed:
+            try:
+                self._tables[key] = read_run_tables(publisher.run_dir(run_id), publisher.name)
+            except UnreadableRun as error:
+                self._fail(publisher, run_id, str(error))
+            except Exception as error:  # anything else a damaged file makes a reader raise
+                self._fail(publisher, run_id, f"{type(error).__name__}: {error}")
+        return self._tables.get(key)
+
+    def _load(self, publisher: Publisher, run_id: str) -> LoadedRun | None:
+        run_dir = publisher.run_dir(run_id)
         try:
             if not run_dir.is_dir():
                 raise UnreadableRun(f"LATEST names run {run_id}, which is not in runs/")
-            run = load_run(run_dir)
+            tables = self._run_tables(publisher, run_id)
+            if tables is None:
+                return None
+            run = load_run(run_dir, publisher.name, tables)
         except UnreadableRun as error:
-            self._failed[run_id] = LoadError(run_id, str(error), time.time())
-            self.load_errors_total += 1
-            log.warning("run %s is unreadable, keeping the previous one: %s", run_id, error)
-            return False
+            self._fail(publisher, run_id, str(error))
+            return None
         except Exception as error:  # anything else a damaged file makes a reader raise
-            self._failed[run_id] = LoadError(
-                run_id, f"{type(error).__name__}: {error}", time.time()
-            )
-            self.load_errors_total += 1
-            log.exception("run %s is unreadable, keeping the previous one", run_id)
-            return False
-        self.current = run
-        log.info("serving run %s", run_id)
-        return True
+            self._fail(publisher, run_id, f"{type(error).__name__}: {error}")
+            log.exception("run %s of %r is unreadable", run_id, publisher.name)
+            return None
+        log.info("serving run %s of publisher %r", run_id, publisher.name)
+        return run
 
-    def _fall_back(self, newest: str) -> None:
-        """At start: the newest run older than ``newest`` that reads."""
-        for run_id in reversed([r for r in self._run_ids() if r < newest]):
-            if run_id not in self._failed and self._try_load(run_id):
-                return
+    def _fail(self, publisher: Publisher, run_id: str, message: str) -> None:
+        key = (publisher.name, run_id)
+        if key in self._failed:
+            return
+        self._failed[key] = LoadError(run_id, message, time.time(), publisher.name)
+        self.load_errors_total += 1
+        log.warning(
+            "run %s of %r is unreadable, keeping the previous one: %s", run_id, *key[:1], message
+        )
+
+    def load_errors(self) -> list[LoadError]:
+        """Every run found unreadable, in the order found."""
+        return list(self._failed.values())
 
     def failed_run(self, run_id: str) -> LoadError | None:
         """Why ``run_id`` could not be read, if it could not."""
-        return self._failed.get(run_id)
+        return next((e for (_, r), e in self._failed.items() if r == run_id), None)
 
     def readiness(self) -> tuple[bool, str]:
-        run, error = self.current, self.newest_error
-        if run is None:
+        view, error = self.current, self.newest_error
+        if view is None:
             if error is not None:
                 return False, (
                     f"no readable run: the newest, {error.run_id}, is unreadable: {error.message}"
                 )
-            return False, f"no run published in {self.results} yet"
+            failing = [s for s in self.publishers.values() if s.failures]
+            if failing:
+                last = max((f for s in failing for f in s.failures), key=lambda f: f.failed_at)
+                return False, (
+                    f"no run published in {self.results} yet; the last scan failed"
+                    f" ({last.publisher or 'results dir'}): {last.reason}"
+                )
+            return False, f"waiting for the first scan to publish in {self.results}"
+        runs = ", ".join(f"{r.tables.publisher or '-'}: {r.run_id}" for r in view.runs)
         if error is not None:
             return True, (
-                f"serving run {run.run_id}; the newest run, {error.run_id}, is unreadable:"
-                f" {error.message}"
+                f"serving {runs}; the newest run, {error.run_id}, is unreadable: {error.message}"
             )
-        return True, f"serving run {run.run_id}"
+        return True, f"serving {runs}"
 
 
 class Poller:

@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             str(results),
             "--port",
             str(port),
-            "--stale-run-threshold-seconds",
+            "--scan-interval-seconds",
             "1e9",
         ],
         stdout=subprocess.DEVNULL,

@@ -3,16 +3,18 @@
 built from an audit report (``audit_report.report_json``) or, for the groups, from the groups
 themselves (``group_columns``), and the layout of the results dir.
 
-Layout of ``RESULTS`` (``offsets-auditor scan --out RESULTS``)::
+Layout of ``RESULTS`` (``offsets-auditor scan --out RESULTS --publisher P``), each publisher
+under ``RESULTS/publishers/P/`` (``HOME`` below):
 
-    RESULTS/LATEST                 the id of the newest complete run (replaced atomically)
-    RESULTS/runs/<run_id>/         one complete run (renamed into place when whole)
+    HOME/LATEST                    the id of the newest complete run (replaced atomically)
+    HOME/runs/<run_id>/            one complete run (renamed into place when whole)
         manifest.json              MANIFEST_FIELDS; "schema_version": SCHEMA_VERSION
         <table>.parquet            one per TABLES entry
         reports/<n>.json           the audit report of input n (the JSON of ``audit --json``
                                    less ``groups``: those are the groups table's alone)
-    RESULTS/.staging/<run_id>/     a run being written (never read)
-    RESULTS/cache/                 per-segment results reused by the next scan
+    HOME/failures/<run_id>.json    a scan that failed (FAILURE_FIELDS), written atomically
+    HOME/.staging/<run_id>/        a run being written (never read)
+    HOME/cache/                    per-segment results reused by the next scan
 
 A reader lists ``runs/`` or reads ``LATEST``; it never sees a partial run, since a run's dir
 appears by one ``rename`` once every file in it is written.
@@ -21,7 +23,9 @@ appears by one ``rename`` once every file in it is written.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from offsets_auditor.groups.model import GroupState
@@ -29,12 +33,31 @@ from offsets_auditor.groups.model import GroupState
 #: Bumped when a column changes meaning or disappears (new columns do not bump it).
 SCHEMA_VERSION: Final = 1
 
+#: The results dir: ``RESULTS/publishers/<publisher>/`` per scan that publishes (one per broker
+#: host when each broker is scanned where its disks are; one for a scan of many log dirs), each
+#: with the layout below, written by that scan alone: no lock is shared between publishers. A
+#: results dir of before publishers (``RESULTS/runs/``...) is read as the publisher ``""``.
+PUBLISHERS: Final = "publishers"
 LATEST: Final = "LATEST"
 RUNS: Final = "runs"
 STAGING: Final = ".staging"
 CACHE: Final = "cache"
 MANIFEST: Final = "manifest.json"
 REPORTS: Final = "reports"
+#: ``failures/<run id>.json``: a scan that could not publish says when, for which log dirs and
+#: why (:data:`FAILURE_FIELDS`)
+FAILURES: Final = "failures"
+FAILURE_FIELDS: Final = ("run_id", "publisher", "failed_at", "log_dirs", "exit_status", "reason")
+
+#: A publisher's name: what ``scan --publisher`` takes (a directory name on every filesystem).
+PUBLISHER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def publisher_home(results: Path, publisher: str) -> Path:
+    """Where ``publisher`` keeps its runs, ``LATEST``, failures and cache (``""``: the results
+    dir itself, as before publishers)."""
+    return results / PUBLISHERS / publisher if publisher else results
+
 
 #: table -> ((column, type), ...). Types: int64, float64, bool, string, list<int64>; every
 #: column may be null. Columns named as in the audit JSON (``cleaner.*`` flattened).
@@ -183,6 +206,7 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
 MANIFEST_FIELDS: Final = (
     "schema_version",
     "run_id",
+    "publisher",
     "started_at",
     "finished_at",
     "duration_seconds",

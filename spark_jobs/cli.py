@@ -7,11 +7,14 @@ not import Spark); ``spark-submit spark_jobs/scan.py`` runs the same ``main``.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+from offsets_auditor.cli.internal_error import INTERNAL_ERROR
 
 SUMMARY = "audit many brokers' log dirs on Spark (local[*] or a cluster) and publish the results"
 
@@ -79,6 +82,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " per million. Under spark-submit, give spark-submit's own --driver-memory instead",
     )
     parser.add_argument(
+        "--publisher",
+        metavar="NAME",
+        help="who publishes this scan's runs: RESULTS/publishers/NAME/ (letters, digits, '.',"
+        " '_', '-'). Default: broker-<id>.<cluster id> when every LOGDIR belongs to one broker"
+        " (a scan on the broker's host), else scan-<digest of the LOGDIRs>. Give it for"
+        " scheduled scans, so that a scan that cannot read its log dirs records its failure"
+        " under the same name",
+    )
+    parser.add_argument(
         "--keep",
         type=int,
         default=10,
@@ -107,52 +119,95 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The scan, and whatever stops it: one line on stderr, and (once the results dir is known)
+    a failure record the service turns into ``OffsetsScanFailing``."""
     from offsets_auditor.audit.plan import PlanError
+    from spark_jobs.job import ExecutorError
+
+    failures = Failures(args)
+    try:
+        options = scan_options(args, failures)
+        return scan(args.master, options, args.driver_memory)
+    except UsageError as error:
+        return failures.stop(3, str(error))
+    except PlanError as error:
+        return failures.stop(3, str(error))
+    except ExecutorError as error:
+        return failures.stop(INTERNAL_ERROR, f"internal error on an executor: {error}")
+    except (ConnectionError, EOFError) as error:  # the py4j link to a JVM that died
+        return failures.stop(
+            5,
+            f"the Spark JVM stopped answering ({type(error).__name__}): most often it ran out of"
+            " memory (java.lang.OutOfMemoryError above). Run again with a larger --driver-memory"
+            f" (now {args.driver_memory}), or on a cluster.",
+        )
+    except OSError as error:
+        where = error.filename or args.out
+        return failures.stop(
+            3, f"cannot write {where}: {error.strerror or error} (is the results dir writable?)"
+        )
+    except Exception as error:
+        if getattr(args, "traceback", False):
+            import traceback
+
+            traceback.print_exc()
+        return failures.stop(INTERNAL_ERROR, f"internal error: {_py4j_line(error)}")
+
+
+class UsageError(Exception):
+    """What the command line or its inputs got wrong (exit 3), in words."""
+
+
+def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
     from offsets_auditor.logdir import fs
     from offsets_auditor.logdir.meta_properties import parse_java_properties
     from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
     from offsets_auditor.reader.reading import ReadOptions
     from spark_jobs.job import ScanOptions
 
-    def fail(message: str) -> int:
-        print(f"offsets-auditor scan: {message}", file=sys.stderr)
-        return 3
-
+    if args.keep < 1:
+        raise UsageError("--keep must be at least 1")
+    if args.publisher is not None and not published_name(args.publisher):
+        raise UsageError(
+            f"--publisher {args.publisher!r}: use letters, digits, '.', '_' and '-' (at most 100,"
+            " starting with a letter or digit)"
+        )
     log_dirs = []
     for text in args.log_dirs:
         path = local_path(text)
         if path is None:
-            return fail(
+            raise UsageError(
                 f"{text}: only local paths and file:// URIs are read (mount other filesystems,"
                 " or see docs/operators-guide.md, 'Other filesystems')"
             )
-        if not path.is_dir():
-            return fail(f"{text} is not a directory (give a broker log dir)")
-        if not looks_like_log_dir(path):
-            return fail(not_a_log_dir_message(path))
         log_dirs.append(path.resolve())
+    failures.publisher = args.publisher or default_publisher(log_dirs)
+    for text, path in zip(args.log_dirs, log_dirs, strict=True):
+        if not path.is_dir():
+            raise UsageError(f"{text} is not a directory (give a broker log dir)")
+        if not looks_like_log_dir(path):
+            raise UsageError(not_a_log_dir_message(path))
     try:
         versions = kafka_versions(args.kafka_version, log_dirs)
     except ValueError as error:
-        return fail(str(error))
+        raise UsageError(str(error)) from error
     overrides = []
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep:
-            return fail(f"--set takes KEY=VALUE, not {item!r}")
+            raise UsageError(f"--set takes KEY=VALUE, not {item!r}")
         overrides.append((key.strip(), value))
     properties: list[tuple[str, str]] = []
     if args.broker_config is not None:
         try:
             text = fs.read_small_file(args.broker_config).decode("utf-8", "replace")
         except OSError as error:
-            return fail(f"cannot read {args.broker_config}: {error.strerror}")
+            raise UsageError(f"cannot read {args.broker_config}: {error.strerror}") from error
         properties = parse_java_properties(text)
-    if args.keep < 1:
-        return fail("--keep must be at least 1")
     options = ScanOptions(
         log_dirs=tuple(log_dirs),
         out=args.out.resolve(),
+        publisher=failures.publisher,
         properties=tuple(properties),
         overrides=tuple(overrides),
         versions=versions,
@@ -163,21 +218,104 @@ def run(args: argparse.Namespace) -> int:
         **({} if args.load_rate is None else {"load_rate": args.load_rate * 1048576}),
     )
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
+        options.home.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        return fail(f"cannot create {args.out}: {error.strerror}")
-    try:
-        return scan(args.master, options, args.driver_memory)
-    except PlanError as error:
-        return fail(str(error))
-    except (ConnectionError, EOFError) as error:  # the py4j link to a JVM that died
-        print(
-            f"offsets-auditor scan: the Spark JVM stopped answering ({type(error).__name__}):"
-            " most often it ran out of memory (java.lang.OutOfMemoryError above). Run again with"
-            " a larger --driver-memory (now " + args.driver_memory + "), or on a cluster.",
-            file=sys.stderr,
-        )
-        return 5
+        raise UsageError(f"cannot create {options.home}: {error.strerror}") from error
+    return options
+
+
+class Failures:
+    """Where a failed scan says so: ``HOME/failures/`` of its publisher (``None`` until the
+    publisher is known: a scan that stops before that only prints its line)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.publisher: str | None = None
+
+    def stop(self, status: int, reason: str) -> int:
+        """Print ``reason`` as the command's one line, record it, return ``status``."""
+        from offsets_auditor import published
+        from spark_jobs.job import new_run_id
+        from spark_jobs.publish import record_failure
+
+        print(f"offsets-auditor scan: {reason}", file=sys.stderr)
+        if self.publisher is None:
+            return status
+        now = time.time()
+        record = {
+            "run_id": new_run_id(now),
+            "publisher": self.publisher,
+            "failed_at": iso_time(now),
+            "log_dirs": list(self.args.log_dirs),
+            "exit_status": status,
+            "reason": reason,
+        }
+        home = published.publisher_home(self.args.out.resolve(), self.publisher)
+        try:
+            record_failure(home, record, self.args.keep if self.args.keep >= 1 else 10)
+        except OSError as error:
+            print(
+                f"offsets-auditor scan: and the failure could not be recorded in {home}:"
+                f" {error.strerror or error} (the service sees the publisher go stale)",
+                file=sys.stderr,
+            )
+        return status
+
+
+def published_name(name: str) -> bool:
+    from offsets_auditor import published
+
+    return published.PUBLISHER_NAME.fullmatch(name) is not None
+
+
+def default_publisher(log_dirs: list[Path]) -> str:
+    """``broker-<id>`` (with ``.<cluster id>`` when known) when every log dir's
+    ``meta.properties`` names the same broker: a scan on one broker's host; else
+    ``scan-<digest of the log dirs' paths>``, stable from one run to the next."""
+    import xxhash
+
+    from offsets_auditor.logdir import fs
+    from offsets_auditor.logdir.meta_properties import parse_meta_properties
+
+    owners: set[tuple[str | None, int] | None] = set()
+    for path in log_dirs:
+        try:
+            meta = parse_meta_properties(fs.read_small_file(path / "meta.properties"))
+        except (OSError, ValueError):
+            owners.add(None)
+            continue
+        owners.add((meta.cluster_id, meta.broker_id) if meta.broker_id is not None else None)
+    (owner,) = owners if len(owners) == 1 else (None,)
+    if owner is not None:
+        cluster, broker = owner
+        name = f"broker-{broker}" + (f".{cluster}" if cluster else "")
+        if published_name(name):
+            return name
+    digest = xxhash.xxh64("\0".join(sorted(str(p) for p in log_dirs)).encode()).hexdigest()
+    return f"scan-{digest[:12]}"
+
+
+def _py4j_line(error: BaseException) -> str:
+    """An exception as one line; for Spark's (a Python error on an executor wrapped in Java's
+    text, thousands of lines), the Python exception's own last line."""
+    text = str(error)
+    if "Traceback (most recent call last)" in text:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        python = [line for line in lines if re.match(r"^[A-Za-z_.]+(Error|Exception)\b", line)]
+        frames = [line for line in lines if line.startswith("File ")]
+        if python:
+            where = f" ({frames[-1]})" if frames else ""
+            return f"{python[-1][:300]}{where}"
+    from offsets_auditor.cli.internal_error import one_line
+
+    return one_line(error)
+
+
+def iso_time(seconds: float) -> str:
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        + f".{int(seconds % 1 * 1000):03d}Z"
+    )
 
 
 def scan(master: str | None, options: Any, driver_memory: str | None = None) -> int:

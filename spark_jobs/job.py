@@ -48,10 +48,19 @@ _SCAN_CODE = Path(__file__).parent
 SLOT_BYTES = 256 * 1024 * 1024
 
 
+class ExecutorError(RuntimeError):
+    """An internal error on an executor, as one line (``cli.internal_error.one_line``, with the
+    segment or partition it was working on)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ScanOptions:
     log_dirs: tuple[Path, ...]
+    #: the results dir (``--out``); this scan writes only under ``home``
     out: Path
+    #: who publishes (``--publisher``): ``RESULTS/publishers/<publisher>/``; ``""``: the results
+    #: dir itself, the layout before publishers (tests)
+    publisher: str = ""
     properties: tuple[tuple[str, str], ...] = ()
     overrides: tuple[tuple[str, str], ...] = ()
     versions: dict[Path, KafkaVersion | None] = field(default_factory=dict)
@@ -60,6 +69,11 @@ class ScanOptions:
     load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
     keep: int = 10
     now_ms: int | None = None
+
+    @property
+    def home(self) -> Path:
+        """Where this scan's runs, failures and cache live."""
+        return published.publisher_home(self.out, self.publisher)
 
 
 @dataclass(frozen=True)
@@ -114,25 +128,30 @@ class Start:
 def start(options: ScanOptions) -> Start:
     started = time.time()
     now_ms = options.now_ms if options.now_ms is not None else int(started * 1000)
-    # ids sort by time, to the millisecond (a republished run takes less than a second)
-    run_id = (
-        time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
-        + f".{int(started * 1000) % 1000:03d}Z-{uuid.uuid4().hex[:6]}"
-    )
+    run_id = new_run_id(started)
     code = cache.code_digest()
     key = rerun.run_key(options.log_dirs, options, code + cache.code_digest(_SCAN_CODE))
     return Start(started, now_ms, run_id, code, key)
 
 
+def new_run_id(at: float) -> str:
+    """A run's id: its start, so that ids sort by time to the millisecond (a republished run
+    takes less than a second), and a random tail."""
+    return (
+        time.strftime("%Y%m%dT%H%M%S", time.gmtime(at))
+        + f".{int(at * 1000) % 1000:03d}Z-{uuid.uuid4().hex[:6]}"
+    )
+
+
 def republish_unchanged(options: ScanOptions, begun: Start) -> ScanResult | None:
     """When nothing the latest run depends on changed, that run published again as this one
     (no Spark needed); else None."""
-    previous = rerun.reusable(options.out, begun.key, begun.now_ms)
+    previous = rerun.reusable(options.home, begun.key, begun.now_ms)
     if previous is None:
         return None
     finished = time.time()
     run_dir, manifest = rerun.republish(
-        options.out,
+        options.home,
         begun.run_id,
         previous,
         _iso(begun.started),
@@ -160,8 +179,8 @@ def run_scan(
     now_ms, run_id, code = begun.now_ms, begun.run_id, begun.code
     inputs = [_plan_input(i, path, options, now_ms) for i, path in enumerate(options.log_dirs)]
     counters = counters or Counters(spark)
-    cache_dir = options.out / published.CACHE
-    parts = group_parts.parts_dir(options.out, run_id)
+    cache_dir = options.home / published.CACHE
+    parts = group_parts.parts_dir(options.home, run_id)
     outcomes: dict[tuple[int, str], PartitionOutcome] = {}
     group_counts: dict[tuple[int, str], int] = {}
     segment_rows: dict[tuple[int, str], list[dict[str, Any]]] = {}
@@ -251,7 +270,7 @@ def run_scan(
         sum(group_counts.values()),
     )
     run_dir = publish.publish(
-        options.out,
+        options.home,
         run_id,
         {
             **{name: publish.to_arrow(name, rows) for name, rows in tables.items()},
@@ -292,9 +311,11 @@ def _spark_round(
     set[tuple[int, str]],
 ]:
     from spark_jobs.tasks import (
+        FAILED,
         OK,
-        PARTITION_OUTCOMES_DDL,
-        SEGMENT_RESULTS_DDL,
+        PARTITION_OUTCOMES,
+        SEGMENT_RESULTS,
+        ddl,
         fold_partition,
         read_slots,
     )
@@ -318,16 +339,20 @@ def _spark_round(
         return value
 
     results = spark.range(0, len(slots), 1, max(len(slots), 1)).mapInArrow(
-        read_slots(get, counters.adder()), SEGMENT_RESULTS_DDL
+        read_slots(get, counters.adder()), ddl(SEGMENT_RESULTS)
     )
     folded = results.groupBy("input", "partition").applyInArrow(
-        fold_partition(get), PARTITION_OUTCOMES_DDL
+        fold_partition(get), ddl(PARTITION_OUTCOMES)
     )
     table = folded.toArrow() if tasks else None
     broadcast.unpersist()
     done: dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]], int]] = {}
     changed: set[tuple[int, str]] = set()
-    for row in table.to_pylist() if table is not None else ():
+    rows = table.to_pylist() if table is not None else []
+    failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
+    if failed is not None:
+        raise ExecutorError(failed)
+    for row in rows:
         key = (row["input"], row["partition"])
         if row["status"] == OK and (
             row["groups"] == 0 or group_parts.part_path(parts, *key).is_file()
@@ -422,6 +447,7 @@ def _manifest(
     return {
         "schema_version": published.SCHEMA_VERSION,
         "run_id": begun.run_id,
+        "publisher": options.publisher,
         "started_at": _iso(started),
         "finished_at": _iso(finished),
         "duration_seconds": round(finished - started, 3),

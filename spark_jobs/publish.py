@@ -1,7 +1,10 @@
-"""Publishing a run: Parquet tables and a manifest written into ``RESULTS/.staging/<run_id>``,
-then renamed to ``RESULTS/runs/<run_id>`` in one step, then ``LATEST`` replaced (write a
-temporary file, rename it over): a reader sees the previous complete run or the new one. Runs
-beyond the newest ``keep`` are removed only after that. The layout is ``offsets_auditor.published``.
+"""Publishing a run into the publisher's own dir (``HOME``: ``RESULTS/publishers/<name>``):
+Parquet tables and a manifest written into ``HOME/.staging/<run_id>``, then renamed to
+``HOME/runs/<run_id>`` in one step, then ``LATEST`` replaced (write a temporary file, rename it
+over): a reader sees the previous complete run or the new one. Runs beyond the newest ``keep``
+are removed only after that. A scan that fails writes ``HOME/failures/<run_id>.json`` the same
+way (:func:`record_failure`). Every write stays inside ``HOME``, so any number of publishers
+share a results dir without a lock. The layout is ``offsets_auditor.published``.
 """
 
 from __future__ import annotations
@@ -205,3 +208,17 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def record_failure(home: Path, record: Mapping[str, Any], keep: int) -> Path:
+    """Say that a scan failed (``published.FAILURE_FIELDS``): written whole under a temporary
+    name, then renamed into ``HOME/failures/``; the newest ``keep`` records are kept."""
+    folder = home / published.FAILURES
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / f"{record['run_id']}.json"
+    temporary = folder / f".{final.name}.tmp"
+    _write_json(temporary, dict(record))
+    os.replace(temporary, final)
+    for old in sorted(folder.glob("*.json"))[: -max(keep, 1)]:
+        old.unlink(missing_ok=True)
+    return final

@@ -24,12 +24,13 @@ import pyarrow as pa
 from offsets_auditor.audit.stages import SegmentResult, audit_partition, read_segment_result
 from offsets_auditor.cleaner.arrays import FileArrays, in_memory
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
+from offsets_auditor.cli.internal_error import one_line
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.reading import segment_label
 from spark_jobs import cache, group_parts
 from spark_jobs.work import Context, SegmentTask
 
-OK, CHANGED = "ok", "changed"
+OK, CHANGED, FAILED = "ok", "changed", "failed"
 
 SEGMENT_RESULTS = pa.schema(
     [
@@ -41,16 +42,8 @@ SEGMENT_RESULTS = pa.schema(
         ("cache_key", pa.string()),
         ("size", pa.int64()),
         ("result", pa.binary()),
+        ("error", pa.string()),  # FAILED: the internal error, one line
     ]
-)
-
-#: The same, as Spark sees them (DDL).
-SEGMENT_RESULTS_DDL = (
-    "input long, partition string, position long, status string, reused boolean,"
-    " cache_key string, size long, result binary"
-)
-PARTITION_OUTCOMES_DDL = (
-    "input long, partition string, status string, outcome binary, groups long, segments_json string"
 )
 
 PARTITION_OUTCOMES = pa.schema(
@@ -61,8 +54,21 @@ PARTITION_OUTCOMES = pa.schema(
         ("outcome", pa.binary()),
         ("groups", pa.int64()),
         ("segments_json", pa.string()),
+        ("error", pa.string()),
     ]
 )
+
+_DDL_TYPES = {
+    pa.int64(): "long",
+    pa.string(): "string",
+    pa.bool_(): "boolean",
+    pa.binary(): "binary",
+}
+
+
+def ddl(schema: pa.Schema) -> str:
+    """``schema`` as the DDL string Spark takes for ``mapInArrow``/``applyInArrow``."""
+    return ", ".join(f"{field.name} {_DDL_TYPES[field.type]}" for field in schema)
 
 
 def read_slots(
@@ -76,7 +82,10 @@ def read_slots(
         for batch in batches:
             for slot in batch.column("id").to_pylist():
                 for task in ctx.slots[slot]:
-                    row = read_task(ctx, task)
+                    try:
+                        row = read_task(ctx, task)
+                    except Exception as error:  # a bug: one line to the driver, not a task
+                        row = _failed_segment(task, error)
                     progress(1, task.size)
                     yield pa.RecordBatch.from_pylist([row], schema=SEGMENT_RESULTS)
 
@@ -131,65 +140,92 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
             return {**row, "status": OK, "result": cache.dumps(result)}
 
 
+def _failed_segment(task: SegmentTask, error: Exception) -> dict[str, Any]:
+    where = f"reading {task.partition}/{task.path.name}"
+    return {
+        "input": task.input,
+        "partition": task.partition,
+        "position": task.position,
+        "status": FAILED,
+        "size": task.size,
+        "error": f"{one_line(error)}, {where}",
+    }
+
+
 def fold_partition(
     context: Callable[[], Context],
 ) -> Callable[[pa.Table], pa.Table]:
     """The ``applyInArrow`` function over one partition's segment results."""
 
     def run(table: pa.Table) -> pa.Table:
-        ctx = context()
-        rows = sorted(table.to_pylist(), key=lambda r: r["position"])
-        index, name = rows[0]["input"], rows[0]["partition"]
-        out = {"input": index, "partition": name, "status": CHANGED, "outcome": None}
-        partition = ctx.partitions[(index, name)]
-        if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
-            return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
-        changed = pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
-        cache_dir = Path(ctx.cache_dir)
-        segments: list[dict[str, Any]] = []
-
-        def results() -> Iterator[SegmentResult]:
-            """One at a time (stage B keeps only their columns, mapped from the cache)."""
-            for i, r in enumerate(rows):
-                result = (
-                    cache.loads(r["result"])
-                    if r["result"] is not None
-                    else cache.load(cache_dir, r["cache_key"])
-                )
-                if result is None:
-                    raise _EntryGone(r["cache_key"])
-                segments.append(
-                    segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1)
-                )
-                yield result
-
-        plan, work = ctx.plans[index], ctx.works[index]
         try:
-            with cache.scratch(cache_dir) as scratch:
-                arrays = FileArrays(scratch) if scratch is not None else in_memory
-                outcome = audit_partition(
-                    work, partition, results(), plan.configs, plan.now_ms, arrays
-                )
-        except _EntryGone:  # the cache entry is gone (or not shared): read the segment again
-            return changed
-        try:
-            outcome, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, outcome)
-        except OSError:  # --out not writable here: the driver reads the partition itself
-            return changed
-        return pa.Table.from_pylist(
-            [
-                {
-                    **out,
-                    "status": OK,
-                    "outcome": cache.dumps(outcome),
-                    "groups": groups,
-                    "segments_json": json.dumps(segments),
-                }
-            ],
-            PARTITION_OUTCOMES,
-        )
+            return fold(context(), table)
+        except Exception as error:  # a bug: one line to the driver, not a failed task
+            first = table.slice(0, 1).to_pylist()[0]
+            failed = {
+                "input": first["input"],
+                "partition": first["partition"],
+                "status": FAILED,
+                "error": f"{one_line(error)}, folding {first['partition']}",
+            }
+            return pa.Table.from_pylist([failed], PARTITION_OUTCOMES)
 
     return run
+
+
+def fold(ctx: Context, table: pa.Table) -> pa.Table:
+    """Stage B of one partition: its outcome row (CHANGED when it must be read again)."""
+    rows = sorted(table.to_pylist(), key=lambda r: r["position"])
+    index, name = rows[0]["input"], rows[0]["partition"]
+    out = {"input": index, "partition": name, "status": CHANGED, "outcome": None}
+    partition = ctx.partitions[(index, name)]
+    failed = next((r for r in rows if r["status"] == FAILED), None)
+    if failed is not None:  # an internal error reading a segment: said once, by the driver
+        return pa.Table.from_pylist(
+            [{**out, "status": FAILED, "error": failed["error"]}], PARTITION_OUTCOMES
+        )
+    if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
+        return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
+    changed = pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
+    cache_dir = Path(ctx.cache_dir)
+    segments: list[dict[str, Any]] = []
+
+    def results() -> Iterator[SegmentResult]:
+        """One at a time (stage B keeps only their columns, mapped from the cache)."""
+        for i, r in enumerate(rows):
+            result = (
+                cache.loads(r["result"])
+                if r["result"] is not None
+                else cache.load(cache_dir, r["cache_key"])
+            )
+            if result is None:
+                raise _EntryGone(r["cache_key"])
+            segments.append(segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1))
+            yield result
+
+    plan, work = ctx.plans[index], ctx.works[index]
+    try:
+        with cache.scratch(cache_dir) as scratch:
+            arrays = FileArrays(scratch) if scratch is not None else in_memory
+            outcome = audit_partition(work, partition, results(), plan.configs, plan.now_ms, arrays)
+    except _EntryGone:  # the cache entry is gone (or not shared): read the segment again
+        return changed
+    try:
+        outcome, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, outcome)
+    except OSError:  # --out not writable here: the driver reads the partition itself
+        return changed
+    return pa.Table.from_pylist(
+        [
+            {
+                **out,
+                "status": OK,
+                "outcome": cache.dumps(outcome),
+                "groups": groups,
+                "segments_json": json.dumps(segments),
+            }
+        ],
+        PARTITION_OUTCOMES,
+    )
 
 
 class _EntryGone(Exception):

@@ -29,7 +29,12 @@ def test_an_internal_error_is_one_line_and_status_4(
     assert "This is a bug in offsets-auditor" in err
 
 
-def test_traceback_shows_it_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_traceback_shows_it_whole_and_still_exits_4(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(audit_cli, "audit_log_dir", explode)
-    with pytest.raises(ZeroDivisionError):
-        main(["--traceback", "audit", str(LOG_DIR)])
+    assert main(["--traceback", "audit", str(LOG_DIR)]) == INTERNAL_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert "ZeroDivisionError: boom" in err
+    assert err.splitlines()[-1].startswith("offsets-auditor audit: internal error: Zero")

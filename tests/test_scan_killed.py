@@ -21,19 +21,31 @@ from spark_jobs import publish
 pytestmark = pytest.mark.slow
 
 LOG_DIR = Path(__file__).parent / "fixtures/kafka-2.3.0/multi-pass/kafka-logs"
+PUBLISHER = "killed"
 
 
 def scan(out: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "offsets_auditor.cli.main", "scan", str(LOG_DIR), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "offsets_auditor.cli.main",
+            "scan",
+            str(LOG_DIR),
+            "--out",
+            str(out),
+            "--publisher",
+            PUBLISHER,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # its JVM and Python workers die with it
     )
 
 
-def assert_only_complete_runs(out: Path) -> str | None:
+def assert_only_complete_runs(results: Path) -> str | None:
     """What a reader sees: LATEST names a complete run; every run under runs/ is complete."""
+    out = published.publisher_home(results, PUBLISHER)
     latest = publish.read_latest(out)
     runs = out / published.RUNS
     names = sorted(p.name for p in runs.iterdir()) if runs.is_dir() else []

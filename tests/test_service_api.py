@@ -147,22 +147,29 @@ def test_alerts(live_server: LiveServer, published_run: Published) -> None:
         "broker_id": "0",
         "log_dir": died,
         "partition": "2",
+        "outcome": "thread-death",
     }
-    assert death["annotations"]["runbook_url"].endswith("OffsetsCleanerThreadDeath.md")
+    runbook = death["annotations"]["runbook_url"]
+    assert runbook == f"{live_server.url}/runbooks/OffsetsCleanerThreadDeath.md"
+    code, _, body = live_server.get("/runbooks/OffsetsCleanerThreadDeath.md")
+    assert code == 200 and body.startswith(b"# OffsetsCleanerThreadDeath (critical)")
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", death["startsAt"])
     (blocked,) = _alerts(live_server, "OffsetsPartitionBlocked")
     assert (blocked["labels"]["partition"], blocked["labels"]["log_dir"]) == ("3", died)
-    (multi,) = _alerts(live_server, "OffsetsCleanerMultiPass")
-    assert multi["labels"]["partition"] == "1" and "multi-pass" in multi["labels"]["log_dir"]
-    assert "log.cleaner.dedupe.buffer.size=2960040" in multi["annotations"]["description"]
+    # a multi-pass verdict fires once it held for an hour: this run is the first
+    assert _alerts(live_server, "OffsetsCleanerMultiPass") == []
     (hanging,) = _alerts(live_server, "OffsetsHangingTransaction")
     assert hanging["labels"]["partition"] == "2" and "transactions" in hanging["labels"]["log_dir"]
     corrupt = _alerts(live_server, "OffsetsCorruptIndexes")
     assert [a["labels"]["log_dir"] for a in corrupt] == [_log_dir("unclean", published_run)]
+    unclean = _alerts(live_server, "OffsetsUncleanShutdown")
+    assert [a["labels"]["log_dir"] for a in unclean] == [_log_dir("unclean", published_run)]
     # one run: nothing to compare across runs; fresh, readable, small partitions
     for quiet in (
         "OffsetsCleanerStuck",
         "OffsetsScanStale",
+        "OffsetsScanFailing",
+        "OffsetsNoScanYet",
         "OffsetsResultsUnreadable",
         "OffsetsPartitionNeverCompacted",
         "OffsetsCoordinatorLoadSlow",
@@ -175,16 +182,15 @@ def test_thresholds_are_settings(published_run: Published) -> None:
         published_run.results,
         never_compacted_threshold_bytes=5_000_000,
         coordinator_load_threshold_seconds=0.1,
-        stale_run_threshold_seconds=0,
+        scan_interval_seconds=0.001,
     ) as server:
         names = [a["labels"]["alertname"] for a in server.json("/alerts")]
         never = [
             a["labels"]["partition"] for a in _alerts(server, "OffsetsPartitionNeverCompacted")
         ]
     assert "OffsetsScanStale" in names
-    # over 5 MB and never compacted: cleaner-died's partition 3 (10,280,000 B), multi-pass's 1
-    assert sorted(never) == ["1", "3"]
-    assert names.count("OffsetsCoordinatorLoadSlow") >= 2
+    # never compacted, and LoadSlow, only once they held for their `for`: not on a first run
+    assert never == [] and "OffsetsCoordinatorLoadSlow" not in names
 
 
 def _metrics(live_server: LiveServer) -> dict[str, dict[tuple, float]]:
@@ -247,8 +253,9 @@ def test_metrics_carry_the_runs_numbers(live_server: LiveServer, published_run: 
     assert m["offsets_auditor_results_loaded"][()] == 1
     assert m["offsets_auditor_results_load_errors_total"][()] == 0
     assert m["offsets_auditor_results_last_load_error"][()] == 0
-    (info,) = m["offsets_auditor_run_info"]
-    assert dict(info) == {"run_id": published_run.run_id, "schema_version": "1"}
+    (info,) = m["offsets_auditor_publisher_run_info"]
+    assert dict(info) == {"run_id": published_run.run_id, "publisher": ""}
+    assert m["offsets_auditor_scan_failures"] == {(("publisher", ""),): 0}
     findings = sum(m["offsets_auditor_findings"].values())
     assert findings == pq.read_table(published_run.run_dir / "findings.parquet").num_rows
 
@@ -257,9 +264,13 @@ def test_metric_names_are_the_contract(live_server: LiveServer) -> None:
     """Every metric of docs/metrics.md is exposed, and nothing else."""
     doc = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `(offsets_auditor_[a-z_]+)` \|", doc, re.M))
-    assert len(documented) == 26
+    assert len(documented) == 32
     exposed = set(_metrics(live_server))
-    assert exposed == documented
+    # absent until a scan has failed (no timestamp to give)
+    assert exposed == documented - {
+        "offsets_auditor_scan_last_failure_timestamp_seconds",
+        "offsets_auditor_results_unreadable_run",
+    }
     assert not any("group" in k for series in _metrics(live_server).values() for k in series)
 
 
@@ -327,12 +338,14 @@ def test_brokers_runs_and_probes(live_server: LiveServer, published_run: Publish
     assert died["recommended_dedupe_buffer_size"] == 1644816
     assert "68,534 slots x 24 B" in died["recommendation_arithmetic"]
     assert [b["broker_id"] for b in live_server.json(f"/brokers?cluster={SECOND_CLUSTER}")] == [1]
-    (run,) = live_server.json("/runs")
+    runs = live_server.json("/runs")
+    (run,) = runs["items"]
     assert (run["run_id"], run["readable"], run["served"]) == (published_run.run_id, True, True)
     assert run["counts"]["log_dirs"] == 5 and run["outcomes"]["thread-death"] == 1
     ready = live_server.json("/readyz")
     assert ready["ready"] and ready["run_id"] == published_run.run_id
-    assert ready["message"] == f"serving run {published_run.run_id}"
+    assert ready["run_ids"] == {"": published_run.run_id}
+    assert ready["message"] == f"serving -: {published_run.run_id}"
     spec = live_server.json("/openapi.json")
     for path in (
         "/groups/{group_id}/coordinator-partition",

@@ -78,7 +78,7 @@ def test_new_run_picked_up_and_unreadable_run_kept_out(
         ready = _wait(server, second.run_id)
         assert ready["run_id"] == second.run_id and ready["newest_run_unreadable"] is False
         assert [b["log_dir"] for b in server.json("/brokers")] == [str(CLEANER_DIED / "kafka-logs")]
-        runs = server.json("/runs")
+        runs = server.json("/runs")["items"]
         assert [r["run_id"] for r in runs] == [published_run.run_id, second.run_id]
         assert [r["served"] for r in runs] == [False, True]
         # same data twice: the cleaner-died checkpoints did not move, neither did dirty bytes
@@ -90,7 +90,7 @@ def test_new_run_picked_up_and_unreadable_run_kept_out(
         ready = _wait(server, True, "newest_run_unreadable")
         assert ready["ready"] is True and ready["run_id"] == second.run_id
         assert bad in ready["message"] and "partitions.parquet" in ready["message"]
-        assert ready["message"].startswith(f"serving run {second.run_id}; the newest run")
+        assert ready["message"].startswith(f"serving -: {second.run_id}; the newest run")
         assert _metric(server, "offsets_auditor_results_last_load_error") == 1
         assert _metric(server, "offsets_auditor_results_load_errors_total") == 1
         assert _metric(server, "offsets_auditor_results_loaded") == 1
@@ -100,7 +100,7 @@ def test_new_run_picked_up_and_unreadable_run_kept_out(
             if a["labels"]["alertname"] == "OffsetsResultsUnreadable"
         ]
         assert bad in alert["annotations"]["summary"]
-        runs = {r["run_id"]: r for r in server.json("/runs")}
+        runs = {r["run_id"]: r for r in server.json("/runs")["items"]}
         assert runs[bad]["readable"] is False and "partitions.parquet" in runs[bad]["error"]
         assert runs[second.run_id]["served"] is True
         time.sleep(0.5)  # polled again: counted once, not per poll
@@ -133,10 +133,10 @@ def test_at_start_an_unreadable_newest_run_falls_back_to_the_previous(
 def test_no_run_yet_is_not_ready(tmp_path: Path) -> None:
     with LiveServer(tmp_path, poll_seconds=0.1) as server:
         code, _, body = server.get("/readyz")
-        assert code == 503 and b"no run published" in body
+        assert code == 503 and b"waiting for the first scan to publish" in body
         assert server.json("/healthz") == {"status": "ok"}
         code, _, body = server.get("/partitions")
-        assert code == 503 and b"no run published" in body
+        assert code == 503 and b"waiting for the first scan to publish" in body
         assert _metric(server, "offsets_auditor_results_loaded") == 0
         assert _metric(server, "offsets_auditor_results_load_errors_total") == 0
         assert server.get("/")[0] == 503

@@ -8,13 +8,17 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from api.alerts import stuck_alerts
+from api.alert_rules import alert_rules
+from api.alerts import firing
 from api.coordination import partition_count
-from api.history import RunTrend
-from api.results import GroupIndex, LoadedRun
+from api.promql import Snapshot, Timeline
+from api.results import GroupIndex, LoadedRun, RunTables
+from api.samples import data_families
+from api.view import View, merge
 from offsets_auditor import published
 
 LOG_DIR = "/data/kafka-logs"
+HOUR = 3600.0
 
 
 def _partition(**values: Any) -> dict[str, Any]:
@@ -31,75 +35,93 @@ def _partition(**values: Any) -> dict[str, Any]:
         "reason": "fits",
         "message": None,
         "never_compacted": False,
+        "unknown_record_types": 0,
     }
     return {**row, **values}
 
 
-def _run(run_id: str, partitions: list[dict[str, Any]], manifest: Any = None) -> LoadedRun:
-    groups = pa.table({"group": pa.array([], pa.string()), "cluster_id": pa.array([], pa.string())})
-    return LoadedRun(
-        run_id=run_id,
-        path=Path("/nowhere") / run_id,
-        manifest=manifest or {"finished_at": "2026-11-24T00:00:00.000Z"},
-        brokers=[],
-        partitions=partitions,
-        segments=[],
-        indexes=[],
-        findings=[],
-        groups=GroupIndex.build(groups),
+def _broker(**values: Any) -> dict[str, Any]:
+    row = {c: None for c, _ in published.TABLES["brokers"]}
+    return {**row, "cluster_id": None, "broker_id": 0, "log_dir": LOG_DIR, **values}
+
+
+def _view(partitions: list[dict[str, Any]], manifest: Any = None, findings: Any = None) -> View:
+    groups = pa.table(
+        {
+            "group": pa.array([], pa.string()),
+            "cluster_id": pa.array([], pa.string()),
+            "log_dir": pa.array([], pa.string()),
+        }
     )
+    tables = RunTables(
+        run_id="r",
+        publisher="",
+        path=Path("/nowhere/r"),
+        manifest=manifest or {"finished_at": "2026-11-24T00:00:00.000Z"},
+        brokers=[_broker(cluster_id=partitions[0]["cluster_id"])] if partitions else [_broker()],
+        partitions=partitions,
+        findings=findings or [],
+    )
+    return merge([LoadedRun(tables, segments=[], indexes=[], groups=groups)])
 
 
-def _trend(run_id: str, checkpoint: int | None, dirty: int | None) -> RunTrend:
-    key = ("", 0, LOG_DIR, 3)
-    return RunTrend(run_id, {"run_id": run_id}, {key: (checkpoint, dirty, 9000, "single-pass")})
+def _snapshot(at: float, partitions: list[dict[str, Any]], findings: Any = ()) -> Snapshot:
+    families = data_families([_broker()], partitions, list(findings))
+    return Snapshot(at, {f.name: f.vector() for f in families})
 
 
-# (case, earlier runs as (checkpoint, dirty bytes), the served run's partition, fires?)
+def _stuck(timeline: Timeline, now: float) -> list[Any]:
+    (rule,) = [r for r in alert_rules() if r.name == "OffsetsCleanerStuck"]
+    return firing([rule], timeline, now)
+
+
+# (case, hourly runs as (checkpoint, dirty bytes, outcome), fires at the last run?)
 STUCK_CASES = [
-    # 1. the checkpoint did not move and the dirty section grew: stuck
-    ("unmoved, grew", [(100, 4000)], {}, True),
-    # 2. the checkpoint moved: the cleaner works, however the dirty bytes went
-    ("moved", [(50, 4000)], {}, False),
-    # 3. unmoved but the dirty section did not grow: nothing to clean, nothing wrong
-    ("unmoved, same", [(100, 5000)], {}, False),
-    # 4. the stretch of unmoved runs goes back to the oldest: compared with that one
-    ("unmoved over three runs", [(100, 1000), (100, 6000)], {}, True),
-    # 5. the checkpoint changed before the stretch: only the stretch counts (6000 -> 5000)
-    ("stretch starts later", [(90, 1000), (100, 6000)], {}, False),
-    # 6. no checkpoint ever (never compacted) and growing: stuck as well (a dead thread's)
-    ("never compacted, grew", [(None, 4000)], {"cleaner_checkpoint": None}, True),
-    # 7. below the dirty ratio or only an active segment: growth is by design
-    ("not eligible", [(100, 4000)], {"outcome": "not-eligible"}, False),
-    ("nothing to clean", [(100, 4000)], {"outcome": "nothing-to-clean"}, False),
-    # 8. one run only: nothing to compare with
-    ("no history", [], {}, False),
-    # 9. the partition is new in the served run
-    ("new partition", [(100, 4000)], {"partition": 4}, False),
-]
+    # 1. the checkpoint did not move over 6 h of scans and the dirty section grew: stuck
+    ("unmoved, grew", [(100, 1000 * i, "single-pass") for i in range(8)], True),
+    # 2. the checkpoint moved inside the window: the cleaner works, however the dirty bytes went
+    ("moved", [(100 if i < 4 else 200, 1000 * i, "single-pass") for i in range(8)], False),
+    # 3. unmoved, but the dirty section did not grow: nothing to clean, nothing wrong
+    ("unmoved, same", [(100, 5000, "single-pass")] * 8, False),
+    # 4. the checkpoint moved before the window only: the 6 h since count
+    ("moved before the window",
+     [(90, 0, "single-pass")] + [(100, i, "single-pass") for i in range(1, 8)], True),
+    # 5. below the dirty ratio or only an active segment: growth is by design
+    ("not eligible", [(100, 1000 * i, "not-eligible") for i in range(8)], False),
+    ("nothing to clean", [(100, 1000 * i, "nothing-to-clean") for i in range(8)], False),
+    # 6. less than the window of history: nothing to compare with
+    ("short history", [(100, 1000 * i, "single-pass") for i in range(3)], False),
+    # 7. no checkpoint at all: not this rule's (never compacted, thread death, blocked are)
+    ("no checkpoint", [(None, 1000 * i, "single-pass") for i in range(8)], False),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("case", "earlier", "now", "fires"), STUCK_CASES, ids=[c[0] for c in STUCK_CASES]
-)
-def test_cleaner_stuck(
-    case: str, earlier: list[tuple[int | None, int]], now: dict, fires: bool
-) -> None:
-    trends = [_trend(f"2026010{i}T000000Z-aaaaaa", c, d) for i, (c, d) in enumerate(earlier)]
-    served = "20260109T000000Z-aaaaaa"
-    trends.append(_trend(served, now.get("cleaner_checkpoint", 100), 5000))
-    alerts = list(stuck_alerts(_run(served, [_partition(**now)]), trends))
+@pytest.mark.parametrize(("case", "runs", "fires"), STUCK_CASES, ids=[c[0] for c in STUCK_CASES])
+def test_cleaner_stuck(case: str, runs: list[tuple[int | None, int, str]], fires: bool) -> None:
+    timeline = Timeline(
+        tuple(
+            _snapshot(i * HOUR, [_partition(cleaner_checkpoint=c, cleanable_bytes=d, outcome=o)])
+            for i, (c, d, o) in enumerate(runs)
+        )
+    )
+    alerts = _stuck(timeline, (len(runs) - 1) * HOUR)
     assert bool(alerts) is fires, case
     if fires:
         (alert,) = alerts
-        assert alert.name == "OffsetsCleanerStuck"
-        assert dict(alert.where)["partition"] == "3"
+        assert alert.labels["partition"] == "3"
 
 
-def test_runs_after_the_served_one_do_not_count() -> None:
-    served = "20260105T000000Z-aaaaaa"
-    trends = [_trend("20260109T000000Z-aaaaaa", 100, 1)]  # newer than served (unreadable)
-    assert list(stuck_alerts(_run(served, [_partition()]), trends)) == []
+def test_a_continuing_condition_keeps_its_start() -> None:
+    """Each new run of a condition that still holds keeps the alert's startsAt (the run where it
+    began, plus the rule's ``for``); a break starts it afresh."""
+    (rule,) = [r for r in alert_rules() if r.name == "OffsetsPartitionBlocked"]
+    outcomes = ["single-pass", "blocked", "blocked", "blocked", "single-pass", "blocked"]
+    snapshots = tuple(_snapshot(i * HOUR, [_partition(outcome=o)]) for i, o in enumerate(outcomes))
+    starts = [
+        [a.fired_at for a in firing([rule], Timeline(snapshots[: i + 1]), i * HOUR + 60)]
+        for i in range(len(outcomes))
+    ]
+    assert starts == [[], [HOUR], [HOUR], [HOUR], [], [5 * HOUR]]
 
 
 @pytest.mark.parametrize(
@@ -121,8 +143,8 @@ def test_partition_count(
             "properties": {"offsets.topic.num.partitions": configured} if configured else {}
         },
     }
-    run = _run("r", [_partition(partition=n) for n in numbers], manifest)
-    found, basis = partition_count(run, "")
+    view = _view([_partition(partition=n) for n in numbers], manifest)
+    found, basis = partition_count(view, "")
     assert found == count and says in basis
 
 
@@ -157,7 +179,7 @@ def test_the_serve_command_imports_nothing_heavy_until_it_runs() -> None:
     ("args", "says"),
     [
         ([], "--results: Field required"),
-        (["--results", "/nonexistent/results"], "is not a directory"),
+        (["--results", "/etc/hostname"], "is not a directory"),
         (["--results", ".", "--port", "99999"], "--port: Input should be less than or equal"),
         (["--results", ".", "--poll-seconds", "0"], "--poll-seconds: Input should be greater"),
     ],
@@ -175,17 +197,11 @@ def test_serve_usage_errors_exit_3(
 def test_replica_divergence_and_unknown_record_types() -> None:
     """The rules and series no real fixture of this repo exercises: replicas that disagree, and
     record types the loader does not know."""
-    from prometheus_client import CollectorRegistry
-
-    from api.alerts import broker_alerts, finding_alerts
-    from api.metrics import RunCollector
-
     partitions = [
         _partition(partition=3, unknown_record_types=5, cluster_id="c1"),
         _partition(partition=4, unknown_record_types=2, cluster_id="c1"),
     ]
-    run = _run("r", partitions)
-    run.findings.append(
+    findings = [
         {
             "cluster_id": "c1",
             "broker_id": 0,
@@ -195,25 +211,18 @@ def test_replica_divergence_and_unknown_record_types() -> None:
             "detail": "offset 7 differs",
             "partition": "__consumer_offsets-3",
         }
-    )
-    (divergence,) = finding_alerts(run)
-    assert divergence.name == "OffsetsReplicaDivergence"
-    assert dict(divergence.where) == {"cluster_id": "c1", "partition": "3"}
-    (unknown,) = broker_alerts(run)
-    assert unknown.name == "OffsetsUnknownRecordTypes" and unknown.severity == "info"
-    assert unknown.summary.startswith("7 record(s)")
-
-    class Store:
-        current = run
-        load_errors_total = 0
-        newest_error = None
-
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(RunCollector(Store()))  # type: ignore[arg-type]
-    broker = {"cluster_id": "c1", "broker_id": "0", "log_dir": LOG_DIR}
-    assert registry.get_sample_value("offsets_auditor_unknown_record_types", broker) == 7
-    divergences = "offsets_auditor_replica_divergences"
-    assert registry.get_sample_value(divergences, {"cluster_id": "c1", "partition": "3"}) == 1
-    assert registry.get_sample_value(divergences, {"cluster_id": "c1", "partition": "4"}) == 0
-    findings = {**broker, "kind": "replica-divergence", "severity": "warning"}
-    assert registry.get_sample_value("offsets_auditor_findings", findings) == 1
+    ]
+    families = {
+        f.name: f.vector() for f in data_families([_broker(cluster_id="c1")], partitions, findings)
+    }
+    timeline = Timeline((Snapshot(0.0, families),))
+    fired = {a.rule.name: a for a in firing(alert_rules(), timeline, 60.0)}
+    divergence = fired["OffsetsReplicaDivergence"]
+    assert divergence.labels["partition"] == "3" and divergence.labels["cluster_id"] == "c1"
+    unknown = fired["OffsetsUnknownRecordTypes"]
+    assert str(unknown.rule.severity) == "info" and unknown.summary.startswith("7 __consumer")
+    broker = (("broker_id", "0"), ("cluster_id", "c1"), ("log_dir", LOG_DIR))
+    assert families["offsets_auditor_unknown_record_types"][broker] == 7
+    divergences = families["offsets_auditor_replica_divergences"]
+    assert divergences[(("cluster_id", "c1"), ("partition", "3"))] == 1
+    assert divergences[(("cluster_id", "c1"), ("partition", "4"))] == 0

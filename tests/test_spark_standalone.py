@@ -37,6 +37,8 @@ def test_spark_submit_to_a_standalone_cluster(tmp_path: Path) -> None:
             str(NOW_MS),
             "--out",
             str(tmp_path),
+            "--publisher",
+            "standalone",
         ],
         capture_output=True,
         text=True,
@@ -45,7 +47,8 @@ def test_spark_submit_to_a_standalone_cluster(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr[-3000:]  # critical findings: the thread death
     assert "2 workers launched 2 executor(s)" in done.stderr
-    run = tmp_path / "runs" / str(publish.read_latest(tmp_path))
+    home = published.publisher_home(tmp_path, "standalone")
+    run = home / "runs" / str(publish.read_latest(home))
     report = json.loads((run / "reports/0.json").read_text())
     properties = tuple(parse_java_properties(config.read_text()))
     assert without_across(report) == without_across(audit_report(LOG_DIR, properties))

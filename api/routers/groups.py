@@ -19,7 +19,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.coordination import BadGroupId, answer, check_group_id
 from api.deps import ClusterFilter, Limit, Offset, RunDep
 from api.models import BAD_REQUEST, CoordinatorAnswer, GroupDetails, GroupNames, Problem
-from api.results import LoadedRun, cluster_key
+from api.results import cluster_key
+from api.view import View
 from offsets_auditor.groups.export import ExportError, reset_plan_csv
 
 router = APIRouter(tags=["groups"])
@@ -85,7 +86,7 @@ def _checked(group: str) -> str:
         raise HTTPException(400, str(error)) from None
 
 
-def _clusters(run: LoadedRun, cluster: str | None) -> list[str]:
+def _clusters(run: View, cluster: str | None) -> list[str]:
     known = run.clusters()
     if cluster is None:
         return known
@@ -185,7 +186,7 @@ async def group_by_query(
     return _details(run, _checked(group), cluster)
 
 
-def _copies(run: LoadedRun, group: str, cluster: str | None) -> list[dict[str, Any]]:
+def _copies(run: View, group: str, cluster: str | None) -> list[dict[str, Any]]:
     clusters = set(_clusters(run, cluster))
     copies: dict[str, dict[str, Any]] = {}
     for row in run.groups.rows(group):
@@ -234,7 +235,7 @@ def _copies(run: LoadedRun, group: str, cluster: str | None) -> list[dict[str, A
     return list(copies.values())
 
 
-def _details(run: LoadedRun, group: str, cluster: str | None) -> dict[str, Any]:
+def _details(run: View, group: str, cluster: str | None) -> dict[str, Any]:
     copies = _copies(run, group, cluster)
     if not copies:
         raise HTTPException(
@@ -245,7 +246,7 @@ def _details(run: LoadedRun, group: str, cluster: str | None) -> dict[str, Any]:
     return {"run_id": run.run_id, "group": group, "copies": copies}
 
 
-def _reset_plan(run: LoadedRun, group: str, cluster: str | None, log_dir: str | None) -> Response:
+def _reset_plan(run: View, group: str, cluster: str | None, log_dir: str | None) -> Response:
     copies = _copies(run, group, cluster)
     if log_dir is not None:
         copies = [c for c in copies if c["log_dir"] == log_dir]

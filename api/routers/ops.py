@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import re
 import time
+from importlib import resources
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encoder
 
 from api.alerts import all_alerts
-from api.deps import SettingsDep, StoreDep
-from api.models import AlertOut, Health, Readiness
+from api.deps import ExpositionDep, SettingsDep, StoreDep
+from api.models import AlertOut, Health, Problem, Readiness
+from api.settings import Settings
 from api.store import ResultsStore
 
 router = APIRouter(tags=["operations"])
@@ -36,6 +39,7 @@ async def readyz(store: StoreDep) -> Any:
     body = {
         "ready": ready,
         "run_id": store.current.run_id if store.current is not None else None,
+        "run_ids": store.current.run_ids if store.current is not None else {},
         "message": message,
         "newest_run_unreadable": store.newest_error is not None,
         "load_errors_total": store.load_errors_total,
@@ -53,15 +57,8 @@ async def metrics(request: Request) -> Response:
     Accept header asks for it). Names: docs/metrics.md."""
     encoder, content_type = choose_encoder(request.headers.get("accept", ""))
     store: ResultsStore = request.app.state.store
-    # the exposition changes only with the served run and the store's own state: rendered once
-    # for each (the collector builds every family afresh from the run when it renders)
-    run = store.current
-    key = (
-        (run.run_id, run.loaded_at) if run is not None else None,
-        store.load_errors_total,
-        store.newest_error is None,
-        content_type,
-    )
+    # the exposition changes only when the store does: rendered once for each version
+    key = (store.version, content_type)
     cache = request.app.state.metrics_cache
     if cache.get("key") != key:
         cache.update(key=key, body=encoder(request.app.state.registry))
@@ -69,7 +66,43 @@ async def metrics(request: Request) -> Response:
 
 
 @router.get("/alerts", response_model=list[AlertOut])
-async def alerts(store: StoreDep, settings: SettingsDep) -> list[dict[str, Any]]:
-    """Active alerts in Alertmanager's shape (alert names: docs/metrics.md), critical first."""
-    found = all_alerts(store.current, store.trends, store.newest_error, settings, time.time())
-    return [a.to_alertmanager(settings.runbook_base_url) for a in found]
+async def alerts(
+    request: Request, exposition: ExpositionDep, settings: SettingsDep
+) -> list[dict[str, Any]]:
+    """Active alerts in Alertmanager's shape (alert names: docs/metrics.md), critical first;
+    ``startsAt`` is when each fired, kept while its condition continues from run to run."""
+    now = time.time()
+    found = all_alerts(exposition.timeline(now), settings.thresholds(), now)
+    base = runbook_base(request, settings)
+    return [a.to_alertmanager(base) for a in found]
+
+
+def runbook_base(request: Request, settings: Settings) -> str:
+    """Where the alerts' runbooks are: ``--runbook-base-url``, else this service's own
+    ``/runbooks/`` (absolute)."""
+    if settings.runbook_base_url:
+        return settings.runbook_base_url
+    return str(request.url_for("runbook", name="x")).removesuffix("x")
+
+
+@router.get(
+    "/runbooks/{name}",
+    name="runbook",
+    responses={
+        200: {"content": {"text/markdown": {}}, "description": "the runbook (Markdown)"},
+        404: {"model": Problem, "description": "no alert of that name"},
+    },
+)
+async def runbook(name: str) -> PlainTextResponse:
+    """An alert's runbook (Markdown), as the alerts' ``runbook_url`` names it."""
+    page = name if name.endswith(".md") else f"{name}.md"
+    if not RUNBOOK_NAME.fullmatch(page):
+        raise HTTPException(404, f"no runbook {name!r}")
+    try:
+        text = (resources.files("api") / "runbooks" / page).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        raise HTTPException(404, f"no runbook {name!r}") from None
+    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
+
+
+RUNBOOK_NAME = re.compile(r"[A-Za-z0-9]+\.md")

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from api.alerts import all_alerts
 from api.coordination import BadGroupId, answer, check_group_id
-from api.deps import SettingsDep, StoreDep
+from api.deps import ExpositionDep, SettingsDep, StoreDep
 from api.page import render
 
 router = APIRouter(tags=["status page"])
@@ -19,13 +19,15 @@ router = APIRouter(tags=["status page"])
 @router.get("/", response_class=HTMLResponse)
 async def status_page(
     store: StoreDep,
+    exposition: ExpositionDep,
     settings: SettingsDep,
     group: Annotated[str | None, Query(max_length=3 * 32767)] = None,
 ) -> HTMLResponse:
     """The status page (HTML). ``?group=ID`` shows the group lookup's answer."""
     run = store.current
     ready, message = store.readiness()
-    alerts = all_alerts(run, store.trends, store.newest_error, settings, time.time())
+    now = time.time()
+    alerts = all_alerts(exposition.timeline(now), settings.thresholds(), now)
     lookup, error = None, None
     if group is not None:
         if run is None:

@@ -5,13 +5,14 @@ columns) and ``/runs`` (the kept runs, for trends)."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query
 
-from api.deps import ClusterFilter, Limit, Offset, RunDep, StoreDep
+from api.deps import ClusterFilter, Limit, Offset, RunDep, SettingsDep, StoreDep
 from api.models import (
     BrokerRow,
     FindingRow,
@@ -20,10 +21,12 @@ from api.models import (
     PartitionReplicas,
     PartitionRow,
     Problem,
+    PublisherRow,
     RunSummary,
     SegmentRow,
 )
-from api.results import LoadedRun, cluster_key
+from api.results import cluster_key
+from api.view import View
 
 router = APIRouter(tags=["tables"])
 
@@ -37,9 +40,7 @@ Text = Annotated[str | None, Query(max_length=4096)]
 PartitionNumber = Annotated[int | None, Query(ge=0, le=2**31 - 1)]
 
 
-def _page(
-    run: LoadedRun, rows: Sequence[dict[str, Any]], offset: int, limit: int
-) -> dict[str, Any]:
+def _page(run: View, rows: Sequence[dict[str, Any]], offset: int, limit: int) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
         "total": len(rows),
@@ -50,15 +51,14 @@ def _page(
 
 
 def _filter(rows: Sequence[dict[str, Any]], **wanted: Any) -> list[dict[str, Any]]:
-    tests: list[Callable[[dict[str, Any]], bool]] = []
-    for column, value in wanted.items():
-        if value is None:
-            continue
-        if column == "cluster_id":
-            tests.append(lambda r, v=value: cluster_key(r["cluster_id"]) == v)
-        else:
-            tests.append(lambda r, c=column, v=value: r[c] == v)
-    return [r for r in rows if all(t(r) for t in tests)]
+    given = {c: v for c, v in wanted.items() if v is not None}
+
+    def keep(row: dict[str, Any]) -> bool:
+        return all(
+            (cluster_key(row[c]) if c == "cluster_id" else row[c]) == v for c, v in given.items()
+        )
+
+    return [r for r in rows if keep(r)]
 
 
 @router.get("/partitions", response_model=Page[PartitionRow], responses=ERRORS)  # type: ignore[valid-type]
@@ -86,7 +86,7 @@ async def partitions(
     return _page(run, rows, offset, limit)
 
 
-def partition_detail(run: LoadedRun, p: dict[str, Any]) -> dict[str, Any]:
+def partition_detail(run: View, p: dict[str, Any]) -> dict[str, Any]:
     needed, capacity = p["needed_entries"], p["capacity"]
     return {
         **p,
@@ -197,41 +197,94 @@ async def findings(
     return _page(run, rows, offset, limit)
 
 
-@router.get("/runs", response_model=list[RunSummary])
-def runs(store: StoreDep) -> list[dict[str, Any]]:
-    """The kept runs, oldest first, with their totals: the history for trends."""
-    served = store.current.run_id if store.current is not None else None
-    out = []
-    for trend in store.history.runs():
-        m = trend.manifest
-        if m is None:
-            out.append(
-                {"run_id": trend.run_id, "readable": False, "served": False, "error": trend.error}
-            )
+@router.get("/runs", response_model=Page[RunSummary])
+def runs(
+    store: StoreDep,
+    limit: Limit = 100,
+    offset: Offset = 0,
+    publisher: Annotated[str | None, Query(max_length=255)] = None,
+) -> dict[str, Any]:
+    """The kept runs of every publisher (oldest first) with their totals, and the runs found
+    unreadable: the history for trends."""
+    served = store.current.run_ids if store.current is not None else {}
+    rows: list[dict[str, Any]] = []
+    for name, state in sorted(store.publishers.items()):
+        if publisher is not None and name != publisher:
             continue
-        failed = store.failed_run(trend.run_id)
-        readable = failed is None
-        values = list(trend.partitions.values())
-        out.append(
+        for run in state.history:
+            m = run.manifest
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "publisher": name,
+                    "readable": True,
+                    "served": served.get(name) == run.run_id,
+                    **{
+                        k: m.get(k)
+                        for k in (
+                            "started_at",
+                            "finished_at",
+                            "duration_seconds",
+                            "exit_status",
+                            "counts",
+                            "reuse",
+                        )
+                    },
+                    "total_size_bytes": sum(p["size_bytes"] or 0 for p in run.partitions),
+                    "total_dirty_bytes": sum(p["cleanable_bytes"] or 0 for p in run.partitions),
+                    "outcomes": dict(Counter(p["outcome"] or "" for p in run.partitions)),
+                }
+            )
+    for error in store.load_errors():
+        if publisher is None or error.publisher == publisher:
+            rows.append(
+                {
+                    "run_id": error.run_id,
+                    "publisher": error.publisher,
+                    "readable": False,
+                    "served": False,
+                    "error": error.message,
+                }
+            )
+    rows.sort(key=lambda r: (r["run_id"], r["publisher"]))
+    return {
+        "run_id": store.current.run_id if store.current is not None else None,
+        "total": len(rows),
+        "offset": offset,
+        "limit": limit,
+        "items": rows[offset : offset + limit],
+    }
+
+
+@router.get("/publishers", response_model=Page[PublisherRow])
+def publishers(
+    store: StoreDep, settings: SettingsDep, limit: Limit = 100, offset: Offset = 0
+) -> dict[str, Any]:
+    """Every scan that publishes here: its run served, that run's age, and its failures since
+    (the scans' own health: stale after three scan intervals)."""
+    now = time.time()
+    rows = []
+    for name, state in sorted(store.publishers.items()):
+        served = state.served
+        failures = state.failures_since_served()
+        last = state.failures[-1] if state.failures else None
+        age = None if served is None else now - served.finished_at
+        rows.append(
             {
-                "run_id": trend.run_id,
-                "readable": readable,
-                "served": trend.run_id == served,
-                "error": failed.message if failed else None,
-                **{
-                    k: m.get(k)
-                    for k in (
-                        "started_at",
-                        "finished_at",
-                        "duration_seconds",
-                        "exit_status",
-                        "counts",
-                        "reuse",
-                    )
-                },
-                "total_size_bytes": sum(v[2] or 0 for v in values),
-                "total_dirty_bytes": sum(v[1] or 0 for v in values),
-                "outcomes": dict(Counter(v[3] or "" for v in values)),
+                "publisher": name,
+                "run_id": None if served is None else served.run_id,
+                "finished_at": None if served is None else served.tables.manifest["finished_at"],
+                "age_seconds": None if age is None else round(age, 3),
+                "stale": served is None or age is None or age > 3 * settings.scan_interval_seconds,
+                "log_dirs": [] if served is None else [b["log_dir"] for b in served.tables.brokers],
+                "failures_since_run": len(failures),
+                "last_failure": None if last is None else last.to_json(),
             }
         )
-    return out
+    return {
+        "run_id": store.current.run_id if store.current is not None else None,
+        "total": len(rows),
+        "offset": offset,
+        "limit": limit,
+        "items": rows[offset : offset + limit],
+    }

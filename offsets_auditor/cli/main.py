@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Sequence
 
 from offsets_auditor.cli.commands import COMMANDS
+from offsets_auditor.cli.internal_error import INTERNAL_ERROR, one_line
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -88,28 +89,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as error:  # a bug: one line, its own exit status
         if args.traceback:
-            raise
-        where = _last_frame(error)
+            traceback.print_exc()
         print(
-            f"offsets-auditor {args.command}: internal error: {type(error).__name__}: {error}"
-            f"{where}. This is a bug in offsets-auditor, not a finding about your data: please"
-            " report it with the command line (--traceback shows the traceback).",
+            f"offsets-auditor {args.command}: internal error: {one_line(error)}. This is a bug in"
+            " offsets-auditor, not a finding about your data: please report it with the command"
+            " line (--traceback shows the traceback).",
             file=sys.stderr,
         )
         return INTERNAL_ERROR
     return status
-
-
-#: The exit status of an unexpected exception (0-2 are verdicts, 3 usage and input errors).
-INTERNAL_ERROR = 4
-
-
-def _last_frame(error: BaseException) -> str:
-    frames = traceback.extract_tb(error.__traceback__)
-    if not frames:
-        return ""
-    last = frames[-1]
-    return f" (at {os.path.basename(last.filename)}:{last.lineno} in {last.name})"
 
 
 if __name__ == "__main__":

@@ -28,18 +28,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-
-from offsets_auditor.groups.model import CommittedOffset
+from typing import Protocol
 
 #: ``org.apache.kafka.common.internals.Topic.LEGAL_CHARS`` (A:2.3.0), at most 249 chars.
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+class TopicOffset(Protocol):
+    """A committed offset as the plan reads it (``groups.model.CommittedOffset`` is one)."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
 
 
 class ExportError(ValueError):
     """The offsets cannot be written as a reset plan the tool reads back the same."""
 
 
-def reset_plan_csv(offsets: Iterable[CommittedOffset], topics: Iterable[str] = ()) -> str:
+def reset_plan_csv(offsets: Iterable[TopicOffset], topics: Iterable[str] = ()) -> str:
     """The ``--from-file`` CSV for ``offsets`` (only ``topics`` when given), one
     ``topic,partition,offset`` line each, sorted by topic and partition."""
     wanted = set(topics)

@@ -115,15 +115,15 @@ def panels() -> list[dict]:
         panel(
             "stat",
             "Last scan",
-            "Age of the newest published run (OffsetsScanStale fires after 2 h) and how long"
-            " it took.",
+            "Age of the oldest publisher's newest run (OffsetsScanStale fires after three scan"
+            " intervals, 3 h by default) and how long the slowest took.",
             [
-                target("max(offsets_auditor:run_age_seconds)", "age"),
-                target("max(offsets_auditor_run_duration_seconds)", "duration"),
+                target("max(offsets_auditor:publisher_run_age_seconds)", "age"),
+                target("max(offsets_auditor_publisher_run_duration_seconds)", "duration"),
             ],
             (18, 1, 6, 4),
             unit="s",
-            thresholds=[(None, "green"), (7200, "red")],
+            thresholds=[(None, "green"), (10800, "red")],
         ),
         panel(
             "table",
@@ -266,21 +266,24 @@ def panels() -> list[dict]:
         row("Run freshness", 54),
         panel(
             "timeseries",
-            "Age of the served run",
-            "Seconds since the served run finished; a saw-tooth while scans publish.",
-            [target("offsets_auditor:run_age_seconds", "{{instance}}")],
+            "Age of each publisher's newest run",
+            "Seconds since each scan's newest run finished; a saw-tooth while it publishes"
+            " (stale after three scan intervals, 3 h by default).",
+            [target("offsets_auditor:publisher_run_age_seconds", "{{publisher}}")],
             (0, 55, 12, 7),
             unit="s",
-            thresholds=[(None, "green"), (7200, "red")],
+            thresholds=[(None, "green"), (10800, "red")],
         ),
         panel(
             "timeseries",
             "Results the service loads",
-            "1 while a run is loaded (/readyz); last load error 1 while the newest run is"
-            " unreadable (the previous one is served).",
+            "1 while a run is loaded (/readyz); last load error 1 while a publisher's newest"
+            " run is unreadable (its previous one is served); each publisher's scans failed"
+            " since its newest run.",
             [
                 target("offsets_auditor_results_loaded", "loaded {{instance}}"),
                 target("offsets_auditor_results_last_load_error", "load error {{instance}}"),
+                target("offsets_auditor_scan_failures", "failed scans {{publisher}}"),
             ],
             (12, 55, 12, 7),
         ),

@@ -48,7 +48,7 @@ def test_datasource_is_a_variable_used_by_every_panel_and_query() -> None:
 
 def test_every_query_reads_contract_metrics_or_recording_rules() -> None:
     known = contract_metrics() | {record for record, _ in rules.RECORDING}
-    assert len(contract_metrics()) == 26
+    assert len(contract_metrics()) == 32
     used = set()
     for title, expr in panel_queries():
         names = set(re.findall(r"[a-z_]+:[a-z_:]+|offsets_auditor_\w+", expr))
@@ -69,7 +69,8 @@ def test_the_panels_the_issue_asks_for() -> None:
         "reclaimable": "offsets_auditor_partition_reclaimable_bytes",
         "coordinator load": "offsets_auditor_partition_coordinator_load_seconds",
         "corrupt indexes": "offsets_auditor_broker_corrupt_index_files",
-        "run freshness": "offsets_auditor:run_age_seconds",
+        "run freshness": "offsets_auditor:publisher_run_age_seconds",
+        "scan failures": "offsets_auditor_scan_failures",
     }
     exprs = " ".join(expr for _, expr in panel_queries())
     for what, metric in wanted.items():

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from api.alert_rules import alert_rules
+from api.alerts import firing
+from api.promql import Snapshot, Timeline, labels_of
 from tests.deploy.conftest import DEPLOY, ROOT, deploy_script
 
 rules = deploy_script("rules")
@@ -45,15 +48,16 @@ def test_plain_rules_and_prometheus_rule_hold_the_same_groups() -> None:
 
 def test_every_contract_alert_has_a_rule_with_its_severity_and_nothing_else() -> None:
     contract = contract_alerts()
-    assert len(contract) == 12
+    assert len(contract) == len(alert_rules())
     found = alerting_rules(yaml.safe_load(RULES_FILE.read_text())["groups"])
     assert {r["alert"] for r in found} == set(contract)
     for rule in found:
         assert rule["labels"]["severity"] == contract[rule["alert"]], rule["alert"]
         annotations = rule["annotations"]
         assert set(annotations) == {"summary", "description", "runbook_url"}
-        assert annotations["runbook_url"] == f"docs/runbooks/{rule['alert']}.md"
-        assert (ROOT / annotations["runbook_url"]).is_file(), annotations["runbook_url"]
+        assert annotations["runbook_url"] == f"{rules.RUNBOOK_BASE}{rule['alert']}.md"
+        assert annotations["runbook_url"].startswith("http://")
+        assert (ROOT / "api" / "runbooks" / f"{rule['alert']}.md").is_file(), rule["alert"]
 
 
 def test_promtool_check_rules(prometheus_bin: Path) -> None:
@@ -64,7 +68,7 @@ def test_promtool_check_rules(prometheus_bin: Path) -> None:
             text=True,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "SUCCESS: 18 rules found" in done.stdout
+        assert f"SUCCESS: {len(alert_rules()) + len(rules.RECORDING)} rules found" in done.stdout
 
 
 # --- promtool test rules ------------------------------------------------------------------------
@@ -110,6 +114,10 @@ def verdict(outcome: str) -> str:
     return f'offsets_auditor_partition_cleaner_verdict{{{PARTITION},outcome="{outcome}"}}'
 
 
+PUBLISHER = f'{JOB},publisher="broker-0"'
+PUBLISHER_LABELS = {"job": "offsets-auditor", "instance": "svc:8000", "publisher": "broker-0"}
+JOB_LABELS = {"job": "offsets-auditor", "instance": "svc:8000"}
+
 CASES = [
     case(
         "OffsetsCleanerThreadDeath",
@@ -128,90 +136,100 @@ CASES = [
     case(
         "OffsetsPartitionNeverCompacted",
         {
-            f"offsets_auditor_partition_log_size_bytes{{{PARTITION}}}": "209715200x20",
-            f"offsets_auditor_partition_never_compacted{{{PARTITION}}}": "1x20",
+            f"offsets_auditor_partition_log_size_bytes{{{PARTITION}}}": "209715200x100",
+            f"offsets_auditor_partition_never_compacted{{{PARTITION}}}": "1x100",
         },
         {
-            # big but compacted once; and never compacted but small
-            f"offsets_auditor_partition_log_size_bytes{{{PARTITION}}}": "209715200x20",
-            f"offsets_auditor_partition_never_compacted{{{PARTITION}}}": "0x20",
-            f'offsets_auditor_partition_log_size_bytes{{{BROKER},partition="3"}}': "1048576x20",
-            f'offsets_auditor_partition_never_compacted{{{BROKER},partition="3"}}': "1x20",
+            # big but compacted once; and never compacted but small; and big and never
+            # compacted for less than its `for` (an hour)
+            f"offsets_auditor_partition_log_size_bytes{{{PARTITION}}}": "209715200x100",
+            f"offsets_auditor_partition_never_compacted{{{PARTITION}}}": "0x100",
+            f'offsets_auditor_partition_log_size_bytes{{{BROKER},partition="3"}}': "1048576x100",
+            f'offsets_auditor_partition_never_compacted{{{BROKER},partition="3"}}': "1x100",
+            f'offsets_auditor_partition_log_size_bytes{{{BROKER},partition="4"}}': (
+                "0x30 209715200x70"
+            ),
+            f'offsets_auditor_partition_never_compacted{{{BROKER},partition="4"}}': "1x100",
         },
         [{**PARTITION_LABELS, "severity": "warning"}],
         [{"humanize1024": "200Mi"}],
+        eval_time="70m",
     ),
     case(
         "OffsetsCleanerMultiPass",
-        {verdict("multi-pass"): "1x20", verdict("single-pass"): "0x20"},
-        {verdict("multi-pass"): "0x20", verdict("single-pass"): "1x20"},
+        {verdict("multi-pass"): "1x100", verdict("single-pass"): "0x100"},
+        {verdict("multi-pass"): "0x30 1x70", verdict("single-pass"): "1x30 0x70"},
         [{**PARTITION_LABELS, "outcome": "multi-pass", "severity": "warning"}],
         [{}],
+        eval_time="70m",
     ),
     case(
         "OffsetsHangingTransaction",
-        {
-            finding("hanging-transaction", "warning"): "2x20",
-            finding("cleaner-thread-death", "critical"): "1x20",
-        },
-        {
-            finding("hanging-transaction", "warning"): "0x20",
-            finding("cleaner-thread-death", "critical"): "1x20",
-        },
-        [{**BROKER_LABELS, "kind": "hanging-transaction", "severity": "warning"}],
+        {f"offsets_auditor_partition_hanging_transactions{{{PARTITION}}}": "2x20"},
+        {f"offsets_auditor_partition_hanging_transactions{{{PARTITION}}}": "0x20"},
+        [{**PARTITION_LABELS, "severity": "critical"}],
         [{"": "2"}],
     ),
     case(
         "OffsetsCorruptIndexes",
-        {
-            f"offsets_auditor_broker_corrupt_index_files{{{BROKER}}}": "3x20",
-            f"offsets_auditor_broker_clean_shutdown{{{BROKER}}}": "0x20",
-        },
-        {
-            f"offsets_auditor_broker_corrupt_index_files{{{BROKER}}}": "0x20",
-            f"offsets_auditor_broker_clean_shutdown{{{BROKER}}}": "1x20",
-        },
-        [
-            {**BROKER_LABELS, "reason": "corrupt-index", "severity": "warning"},
-            {**BROKER_LABELS, "reason": "unclean-shutdown", "severity": "warning"},
-        ],
-        [{"": "3"}, {"": "0"}],
+        {f"offsets_auditor_broker_corrupt_index_files{{{BROKER}}}": "3x20"},
+        {f"offsets_auditor_broker_corrupt_index_files{{{BROKER}}}": "0x20"},
+        [{**BROKER_LABELS, "severity": "warning"}],
+        [{"": "3"}],
+    ),
+    case(
+        "OffsetsUncleanShutdown",
+        {f"offsets_auditor_broker_clean_shutdown{{{BROKER}}}": "0x20"},
+        {f"offsets_auditor_broker_clean_shutdown{{{BROKER}}}": "1x20"},
+        [{**BROKER_LABELS, "severity": "warning"}],
+        [{"": "0"}],
     ),
     case(
         "OffsetsCoordinatorLoadSlow",
-        {f"offsets_auditor_partition_coordinator_load_seconds{{{PARTITION}}}": "12.5x20"},
-        {f"offsets_auditor_partition_coordinator_load_seconds{{{PARTITION}}}": "9.5x20"},
+        {f"offsets_auditor_partition_coordinator_load_seconds{{{PARTITION}}}": "12.5x60"},
+        {f"offsets_auditor_partition_coordinator_load_seconds{{{PARTITION}}}": "9.5x30 12.5x30"},
         [{**PARTITION_LABELS, "severity": "warning"}],
         [{"humanizeDuration": "12.5s"}],
+        eval_time="40m",
+    ),
+    case(
+        "OffsetsScanFailing",
+        {f"offsets_auditor_scan_failures{{{PUBLISHER}}}": "0x5 2x15"},
+        {f"offsets_auditor_scan_failures{{{PUBLISHER}}}": "2x5 0x15"},
+        [{**PUBLISHER_LABELS, "severity": "warning"}],
+        [{"": "2"}],
     ),
     case(
         "OffsetsScanStale",
-        # the last run finished at t=0; at 3h it is 3h old. Quiet: a run every minute.
-        {f"offsets_auditor_run_timestamp_seconds{{{JOB}}}": "0x200"},
-        {f"offsets_auditor_run_timestamp_seconds{{{JOB}}}": "0+60x200"},
-        [{"job": "offsets-auditor", "instance": "svc:8000", "severity": "warning"}],
-        [{"humanizeDuration": "3h 0m 0s"}],
-        eval_time="3h",
+        # the last run finished at t=0; at 3h 1m it is older than three hourly intervals. Quiet:
+        # a run every minute.
+        {f"offsets_auditor_publisher_run_timestamp_seconds{{{PUBLISHER}}}": "0x200"},
+        {f"offsets_auditor_publisher_run_timestamp_seconds{{{PUBLISHER}}}": "0+60x200"},
+        [{**PUBLISHER_LABELS, "severity": "warning"}],
+        [{"humanizeDuration": "3h 1m 0s"}],
+        eval_time="181m",
+    ),
+    case(
+        "OffsetsNoScanYet",
+        # no run for two hourly intervals; quiet: the first run came after 90 minutes
+        {f"offsets_auditor_results_loaded{{{JOB}}}": "0x200"},
+        {f"offsets_auditor_results_loaded{{{JOB}}}": "0x90 1x110"},
+        [{**JOB_LABELS, "severity": "warning"}],
+        [{}],
+        eval_time="121m",
     ),
     case(
         "OffsetsResultsUnreadable",
-        {f"offsets_auditor_results_last_load_error{{{JOB}}}": "1x20"},
-        {f"offsets_auditor_results_last_load_error{{{JOB}}}": "0x20"},
-        [{"job": "offsets-auditor", "instance": "svc:8000", "severity": "warning"}],
+        {f'offsets_auditor_results_unreadable_run{{{PUBLISHER},run_id="r2"}}': "1x20"},
+        {f'offsets_auditor_results_unreadable_run{{{PUBLISHER},run_id="r2"}}': "0x20"},
+        [{**PUBLISHER_LABELS, "run_id": "r2", "severity": "warning"}],
         [{}],
     ),
     case(
         "OffsetsReplicaDivergence",
         {f'offsets_auditor_replica_divergences{{{JOB},partition="7"}}': "2x20"},
         {f'offsets_auditor_replica_divergences{{{JOB},partition="7"}}': "0x20"},
-        [
-            {
-                "job": "offsets-auditor",
-                "instance": "svc:8000",
-                "partition": "7",
-                "severity": "warning",
-            }
-        ],
+        [{**JOB_LABELS, "partition": "7", "severity": "warning"}],
         [{"": "2"}],
     ),
     case(
@@ -221,10 +239,16 @@ CASES = [
         {
             f"offsets_auditor_partition_dirty_bytes{{{PARTITION}}}": "100+100x8",
             f"offsets_auditor_partition_cleaner_checkpoint_offset{{{PARTITION}}}": "500x8",
+            verdict("single-pass"): "1x8",
+            verdict("not-eligible"): "0x8",
+            verdict("nothing-to-clean"): "0x8",
         },
         {
             f"offsets_auditor_partition_dirty_bytes{{{PARTITION}}}": "100+100x8",
             f"offsets_auditor_partition_cleaner_checkpoint_offset{{{PARTITION}}}": "500+100x8",
+            verdict("single-pass"): "1x8",
+            verdict("not-eligible"): "0x8",
+            verdict("nothing-to-clean"): "0x8",
         },
         [{**PARTITION_LABELS, "severity": "warning"}],
         [{"humanize1024": "800"}],
@@ -260,7 +284,7 @@ def render(template: str, labels: dict[str, str], values: dict[str, str]) -> str
 
 
 def expected_alerts(c: dict[str, Any]) -> list[dict[str, Any]]:
-    rules_of = [a for a in rules.ALERTS if a.name == c["alert"]]
+    rules_of = [a for a in alert_rules() if a.name == c["alert"]]
     assert len(rules_of) == len(c["labels"])
     out = []
     for rule, labels, values in zip(rules_of, c["labels"], c["values"], strict=True):
@@ -269,11 +293,11 @@ def expected_alerts(c: dict[str, Any]) -> list[dict[str, Any]]:
             assert labels[key] == value
         out.append(
             {
-                "exp_labels": labels,
+                "exp_labels": dict(labels),
                 "exp_annotations": {
                     "summary": render(rule.summary, labels, values),
                     "description": render(rule.description, labels, values),
-                    "runbook_url": f"docs/runbooks/{rule.name}.md",
+                    "runbook_url": f"{rules.RUNBOOK_BASE}{rule.name}.md",
                 },
             }
         )
@@ -320,7 +344,7 @@ def recording_tests() -> dict[str, Any]:
         f"offsets_auditor_partition_never_compacted{{{p1}}}": "0x20",
         f"offsets_auditor_partition_coordinator_load_seconds{{{p0}}}": "0.5x20",
         f"offsets_auditor_partition_coordinator_load_seconds{{{p1}}}": "4x20",
-        f"offsets_auditor_run_timestamp_seconds{{{JOB}}}": "60x20",
+        f"offsets_auditor_publisher_run_timestamp_seconds{{{PUBLISHER}}}": "60x20",
     }
 
     def sample(record: str, labels: dict[str, str], value: float) -> dict[str, Any]:
@@ -383,9 +407,15 @@ def recording_tests() -> dict[str, Any]:
                     },
                     {
                         # evaluated at 10m = 600 s; the run finished at 60 s
-                        "expr": "offsets_auditor:run_age_seconds",
+                        "expr": "offsets_auditor:publisher_run_age_seconds",
                         "eval_time": "10m",
-                        "exp_samples": [sample("offsets_auditor:run_age_seconds", job, 540)],
+                        "exp_samples": [
+                            sample(
+                                "offsets_auditor:publisher_run_age_seconds",
+                                {**job, "publisher": "broker-0"},
+                                540,
+                            )
+                        ],
                     },
                 ],
             }
@@ -422,3 +452,59 @@ def test_promtool_catches_a_wrong_expectation(prometheus_bin: Path, tmp_path: Pa
     )
     assert done.returncode == 1
     assert "FAILED" in done.stdout + done.stderr
+
+
+# --- the service's /alerts: the same rules, evaluated in Python ---------------------------------
+
+
+def expand(notation: str) -> list[float]:
+    """promtool's expanding notation: ``a+bxN`` is a, a+b, ..., N+1 values; ``axN`` N+1 a's."""
+    values: list[float] = []
+    for term in notation.split():
+        m = re.fullmatch(r"(-?[\d.e+]+?)(?:([+-][\d.]+))?x(\d+)", term)
+        if m is None:
+            values.append(float(term))
+            continue
+        start, step, count = float(m.group(1)), float(m.group(2) or 0), int(m.group(3))
+        values += [start + step * i for i in range(count + 1)]
+    return values
+
+
+def timeline_of(series: dict[str, str], interval: float) -> Timeline:
+    """The series as scrapes every ``interval`` seconds from 0 would see them."""
+    parsed = []
+    for text, notation in series.items():
+        name, _, inner = text.partition("{")
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', inner))
+        parsed.append((name, labels_of(labels), expand(notation)))
+    steps = max(len(values) for *_, values in parsed)
+    snapshots = []
+    for step in range(steps):
+        samples: dict[str, dict[Any, float]] = {}
+        for name, labels, values in parsed:
+            if step < len(values):
+                samples.setdefault(name, {})[labels] = values[step]
+        snapshots.append(Snapshot(step * interval, samples))
+    return Timeline(tuple(snapshots))
+
+
+def seconds(text: str) -> float:
+    return float(text[:-1]) * {"m": 60, "h": 3600}[text[-1]]
+
+
+@pytest.mark.parametrize("kind", ["firing", "quiet"])
+@pytest.mark.parametrize("c", CASES, ids=[c["alert"] for c in CASES])
+def test_the_service_fires_what_prometheus_fires(c: dict[str, Any], kind: str) -> None:
+    """``GET /alerts`` evaluates the same rules: on every promtool case above it fires exactly
+    the alerts promtool is told to expect, with the same labels and annotations."""
+    interval = 3600.0 if c["alert"] == "OffsetsCleanerStuck" else 60.0
+    rules_of = [r for r in alert_rules() if r.name == c["alert"]]
+    fired = firing(rules_of, timeline_of(c[kind], interval), seconds(c["eval_time"]))
+    got = [
+        {
+            "exp_labels": {k: v for k, v in a.labels.items() if k != "alertname"},
+            "exp_annotations": a.to_alertmanager(rules.RUNBOOK_BASE)["annotations"],
+        }
+        for a in fired
+    ]
+    assert got == (expected_alerts(c) if kind == "firing" else [])

@@ -1,4 +1,4 @@
-"""docs/runbooks/: one page per alert of docs/metrics.md, each saying what the alert means, how
+"""api/runbooks/: one page per alert of docs/metrics.md, each saying what the alert means, how
 to confirm it and what to change; the guide and the runbooks link to pages that exist."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from tests.deploy.conftest import ROOT
 from tests.deploy.test_prometheus_rules import contract_alerts
 
-RUNBOOKS = ROOT / "docs" / "runbooks"
+RUNBOOKS = ROOT / "api" / "runbooks"
 
 
 def test_one_runbook_per_alert_and_no_other() -> None:
