@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from offsets_auditor.audit.partition import BrokerAudit
 from offsets_auditor.audit.stages import audit_at
 from offsets_auditor.broker_logs.history import CleanerHistory
 from offsets_auditor.broker_logs.reading import read_history
+from offsets_auditor.broker_logs.server_log import broker_starts
 from offsets_auditor.cleaner.config import cleaner_config
+from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from tests.conftest import FIXTURES
 
@@ -33,16 +34,8 @@ def history(*paths: Path) -> CleanerHistory:
 
 
 def load_order(server_log: Path) -> list[tuple[str, int]]:
-    """The broker's load order: its "Completed load of log" lines (the last start's)."""
-    order: list[tuple[str, int]] = []
-    for line in server_log.read_text(errors="replace").splitlines():
-        if re.search(r"\] INFO starting \(kafka\.server\.KafkaServer\)", line):
-            order = []
-        found = re.search(r"Completed load of log (\S+) with", line)
-        if found is not None:
-            topic, _, number = found[1].rpartition("-")
-            order.append((topic, int(number)))
-    return order
+    """The broker's load order at its last start (its "Completed load of log" lines)."""
+    return list(broker_starts(fs.iter_lines(server_log)).load_order)
 
 
 __all__ = ["FIXTURES", "emulate", "history", "load_order", "version_of"]
