@@ -34,7 +34,9 @@ NOW_MS = 1_800_000_000_000
 #: every real log dir but those damaged on purpose: the oracle predates damage-aware passes
 #: (tests/test_damage_real_brokers.py checks those against what the brokers did)
 LOG_DIRS = sorted(
-    d for d in FIXTURES.glob("kafka-*/*/kafka-logs*") if d.parent.name != "corrupt-segments"
+    d
+    for d in FIXTURES.glob("kafka-*/*/kafka-logs*")
+    if not (d.parent / "damage.json").exists()  # corrupt-segments, uncleanable
 )
 #: the eras ``scripts/golden/capture.sh`` runs on the same bytes, besides the broker's own
 OTHER_VERSIONS = ("0.10.0.1", "0.10.1.1", "1.1.0", "2.4.1", "3.9.0", "4.0.0")

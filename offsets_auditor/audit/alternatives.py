@@ -24,6 +24,7 @@ from offsets_auditor.audit.partition import (
     PartitionAudit,
     judge,
     passes_before_threads_die,
+    pool_rankings,
 )
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.verdict import Outcome, VersionVerdict
@@ -35,10 +36,15 @@ from offsets_auditor.version_detection.spans import Span
 _Row = tuple[Outcome, str, int, tuple[int, ...], str | None]
 
 
-def verdicts_of(emulated: Sequence[Emulated], config: CleanerConfig) -> dict[str, _Row]:
+def verdicts_of(
+    emulated: Sequence[Emulated],
+    config: CleanerConfig,
+    rankings: tuple[dict[str, int], ...] | None = None,
+) -> dict[str, _Row]:
     """Per partition: (outcome, reason, passes happening, their end offsets, message), from
-    the log dir's partitions emulated at ``config`` (another version)."""
-    executed, deaths = passes_before_threads_die(list(emulated), config)
+    the log dir's partitions emulated at ``config`` (another version); ``rankings`` as for
+    :func:`~offsets_auditor.audit.passes_before_threads_die`."""
+    executed, deaths = passes_before_threads_die(list(emulated), config, rankings)
     killers = [e.partition.name for e in emulated if e.kills_thread]
     found: dict[str, _Row] = {}
     for e in emulated:
@@ -80,7 +86,11 @@ def with_cleaner_alternatives(
                 for p in audit.partitions
             }
         else:
-            table = verdicts_of(emulated[config], config)
+            table = verdicts_of(
+                emulated[config],
+                config,
+                pool_rankings(audit.log_dir, list(emulated[config]), config),
+            )
         per_stretch.append((span, table))
     partitions: list[PartitionAudit] = []
     findings = list(audit.findings)

@@ -9,6 +9,7 @@ in ``audit_plan``; the JSON shape in ``audit_report``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.damage import read_buffers
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
 from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, PassResult
+from offsets_auditor.cleaner.pool_order import tie_break_rankings
 from offsets_auditor.cleaner.requirements import needed_entries
 from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, select
 from offsets_auditor.cleaner.threads import Schedule, simulate
@@ -27,6 +29,7 @@ from offsets_auditor.cleaner.verdict_facts import emulated_facts
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState
 from offsets_auditor.logdir.model import (
+    DirState,
     LogDir,
     PartitionDir,
     offsets_partitions,
@@ -167,24 +170,90 @@ def emulate_partition(
 
 
 def passes_before_threads_die(
-    emulated: list[Emulated], config: CleanerConfig
+    emulated: list[Emulated],
+    config: CleanerConfig,
+    rankings: tuple[dict[str, int], ...] | None = None,
 ) -> tuple[dict[str, int], int]:
     """How many passes each partition gets, and how many threads die (up to 2.0.x a failing
-    partition kills every thread that picks it)."""
+    partition kills every thread that picks it). ``rankings``: the orders in which the
+    broker's log pool can meet equally dirty partitions (``cleaner.pool_order``; the first is
+    used); by partition number when ``None``."""
+    outcomes = thread_outcomes(emulated, config, rankings)
+    return outcomes[0][0], outcomes[0][1]
+
+
+def pool_rankings(
+    logdir: LogDir,
+    emulated: list[Emulated],
+    config: CleanerConfig,
+    loaded: Sequence[tuple[str, int]] | None = None,
+) -> tuple[dict[str, int], ...] | None:
+    """The orders in which the broker's log pool can meet the offsets partitions among equally
+    dirty ones (``cleaner.pool_order``), from every live partition dir of ``logdir`` and, when
+    known, the broker's load order (``loaded``: ``broker_logs.server_log.broker_starts``);
+    ``None`` where the order is not emulated (the partition number decides)."""
+    live = [(p.topic, p.partition) for p in logdir.partitions if p.state is DirState.LIVE]
+    return tie_break_rankings(
+        live, [e.partition.name for e in emulated], config.kafka_version, loaded=loaded
+    )
+
+
+def order_findings(outcomes: list[tuple[dict[str, int], int, int]]) -> list[Finding]:
+    """When the orders the log pool allows give the threads' race different outcomes: each."""
+    if len(outcomes) < 2:
+        return []
+    total = sum(count for _, _, count in outcomes)
+    described = "; ".join(
+        f"{count} of {total} orders: "
+        + ", ".join(
+            f"{name} {done} pass{'es' if done != 1 else ''}" for name, done in sorted(d.items())
+        )
+        + f", {deaths} thread(s) dead"
+        for d, deaths, count in outcomes
+    )
+    return [
+        Finding(
+            kind="cleaner-order-uncertain",
+            severity=Severity.INFO,
+            detail="which equally dirty partition a cleaner thread takes first depends on the"
+            " order its log pool (a ConcurrentHashMap) met them in, which the log dir alone"
+            " does not tell (the broker's load order does: its server.log); the verdicts"
+            f" follow the first of these outcomes: {described}",
+        )
+    ]
+
+
+def thread_outcomes(
+    emulated: list[Emulated],
+    config: CleanerConfig,
+    rankings: tuple[dict[str, int], ...] | None = None,
+) -> list[tuple[dict[str, int], int, int]]:
+    """The distinct outcomes of the threads' race over ``rankings`` (passes per partition,
+    threads dead, and how many of the rankings give it), the first ranking's first."""
     executed = {e.partition.name: len(e.passes) for e in emulated}
     if not config.enabled or not any(e.kills_thread for e in emulated):
-        return executed, 0
-    schedules = [
-        Schedule(
-            name=e.partition.name,
-            order=e.partition.partition,
-            ratios=tuple(s.ratio for s in e.selections),
-            costs=tuple(p.start_bytes + 1 for p in e.passes),
-            fails_at=len(e.passes) if e.kills_thread else None,
-        )
-        for e in emulated
-    ]
-    return simulate(schedules, config.threads)
+        return [(executed, 0, 1)]
+    numbers = {e.partition.name: e.partition.partition for e in emulated}
+    found: list[tuple[dict[str, int], int, int]] = []
+    for rank in rankings or (numbers,):
+        schedules = [
+            Schedule(
+                name=e.partition.name,
+                order=rank.get(e.partition.name, len(rank) + numbers[e.partition.name]),
+                ratios=tuple(s.ratio for s in e.selections),
+                costs=tuple(p.start_bytes + 1 for p in e.passes),
+                fails_at=len(e.passes) if e.kills_thread else None,
+            )
+            for e in emulated
+        ]
+        done, deaths = simulate(schedules, config.threads)
+        for i, (other, other_deaths, count) in enumerate(found):
+            if (other, other_deaths) == (done, deaths):
+                found[i] = (other, other_deaths, count + 1)
+                break
+        else:
+            found.append((done, deaths, 1))
+    return found
 
 
 def judge(

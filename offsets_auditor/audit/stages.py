@@ -31,7 +31,9 @@ from offsets_auditor.audit.partition import (
     config_findings,
     emulate_partition,
     judge,
-    passes_before_threads_die,
+    order_findings,
+    pool_rankings,
+    thread_outcomes,
 )
 from offsets_auditor.audit.plan import AuditPlan, AuditSettings, given_plan
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
@@ -219,7 +221,9 @@ def conclude(
         findings.extend(outcome.findings)
     emulated = [o.emulated[0] for o in outcomes if o.emulated]
     capacity = max_desired_map_size(config.memory_per_thread, config.load_factor)
-    executed, deaths = passes_before_threads_die(emulated, config)
+    races = thread_outcomes(emulated, config, pool_rankings(model, emulated, config))
+    executed, deaths = races[0][0], races[0][1]
+    findings.extend(order_findings(races))
     killers = [e.partition.name for e in emulated if e.kills_thread]
     partitions = []
     for e in emulated:

@@ -5,7 +5,8 @@ other thread is cleaning (``grabFilthiestLog``), cleans one pass of it, and goes
 Up to 2.0.x a partition whose pass throws kills the thread that picked it, and stays eligible,
 so every thread ends up picking it (0.9.0.1 ``LogCleaner.CleanerThread.cleanOrSleep``). Passes
 take time in proportion to the bytes they read; a failing pass fails at once. Ties in the ratio
-go to the lower partition number (the broker's order among equals is its hash map's).
+go to the partition the broker's log pool meets first: ``Schedule.order`` is its rank there
+(:mod:`offsets_auditor.cleaner.pool_order`), the partition number when that is not known.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ FAILURE_TIME = 0.5
 @dataclass(frozen=True, slots=True)
 class Schedule:
     """One partition's work: the dirty ratio before each pass and the bytes each pass reads;
-    ``fails_at`` is the pass index whose attempt kills the thread (``None`` if none)."""
+    ``fails_at`` is the pass index whose attempt kills the thread (``None`` if none);
+    ``order`` the tie-break rank among equally dirty partitions (lower is taken first)."""
 
     name: str
     order: int
@@ -28,9 +30,28 @@ class Schedule:
     fails_at: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Take:
+    """One pick of a partition by a thread: the pass it cleans, or ``died`` on it."""
+
+    thread: int
+    name: str
+    number: int
+    died: bool
+
+
 def simulate(schedules: list[Schedule], threads: int) -> tuple[dict[str, int], int]:
     """Passes each partition gets before no live thread is left (or all work is done), and
     how many threads die."""
+    done, deaths, _ = simulate_takes(schedules, threads)
+    return done, deaths
+
+
+def simulate_takes(
+    schedules: list[Schedule], threads: int
+) -> tuple[dict[str, int], int, tuple[Take, ...]]:
+    """:func:`simulate`, with every pick in the order the threads make them."""
+    takes: list[Take] = []
     done = {s.name: 0 for s in schedules}
     busy_until: dict[str, float] = {}
     free_at = [0.0] * threads
@@ -64,9 +85,11 @@ def simulate(schedules: list[Schedule], threads: int) -> tuple[dict[str, int], i
             busy_until[name] = now + FAILURE_TIME
             alive[thread] = False
             deaths += 1
+            takes.append(Take(thread, name, i + 1, died=True))
             continue
         cost = float(max(schedule.costs[i], 1))
         busy_until[name] = now + cost
         free_at[thread] = now + cost
         done[name] = i + 1
-    return done, deaths
+        takes.append(Take(thread, name, i + 1, died=False))
+    return done, deaths, tuple(takes)

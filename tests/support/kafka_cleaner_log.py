@@ -22,7 +22,7 @@ _UTIL = re.compile(r"Buffer utilization: ([\d.]+)%")
 _START = re.compile(r"Start size: ([\d.,]+) MB \(([\d,]+) messages\)")
 _END = re.compile(r"End size: ([\d.,]+) MB \(([\d,]+) messages\)")
 _ERROR = re.compile(r"\[kafka-log-cleaner-thread-(\d+)\],? Error due to")
-_CAUSE = re.compile(r"^\S+Exception: (.*)$")
+_CAUSE = re.compile(r"^\S+(?:Exception|Error): (.*)$")
 
 
 @dataclass

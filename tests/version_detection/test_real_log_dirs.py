@@ -14,7 +14,14 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs*"))
 #: 2.3.0 log dirs whose __consumer_offsets hold no group metadata record (standalone or
 #: transactional consumers only): OffsetCommitValue v3 says 2.1+, nothing says 2.3.
-WITHOUT_GROUP_METADATA = {"multi-pass", "transactions", "unclean-shutdown", "corrupt-segments"}
+WITHOUT_GROUP_METADATA = {
+    "multi-pass",
+    "transactions",
+    "unclean-shutdown",
+    "corrupt-segments",
+    "uncleanable",
+    "falling-behind",
+}
 
 
 def true_version(log_dir: Path) -> str:
