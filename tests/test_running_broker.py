@@ -129,6 +129,18 @@ def test_a_running_broker_needs_no_version_to_be_told_healthy(tmp_path: Path) ->
         kinds(report)
     )
     assert corrupt_files(report) == 0
+    # were it killed now, how much the next start re-reads does depend on the version
+    crashed = report["brokers"][0]["recovery"]["if_crashed"]
+    by_version = {tuple(d["kafka_versions"]): d for d in crashed["depends_on_version"]}
+    assert set(by_version) == {("2.1.0", "2.2.2"), ("2.3.0", "2.3.1")}
+    least = by_version[("2.3.0", "2.3.1")]["segments_to_recover"]
+    assert crashed["segments_to_recover"] == least
+    assert by_version[("2.1.0", "2.2.2")]["segments_to_recover"] > least
+    (running,) = [f for f in report["findings"] if f["kind"] == "broker-running"]
+    assert (
+        f"if it crashed now (kill -9, an OOM kill, a power loss), at least {least:,}"
+        in (running["detail"])
+    )
 
 
 def broker_restart(which: str = "killed") -> Any:

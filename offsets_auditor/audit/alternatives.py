@@ -199,9 +199,23 @@ def _merged_recovery(
     recovery: dict[str, Any], runs: Sequence[tuple[Span, dict[str, Any]]]
 ) -> dict[str, Any]:
     """``recovery`` (the first stretch's) with what every stretch re-reads as its totals."""
+    merged = dict(recovery)
+    if recovery.get("if_crashed") is not None:
+        # each stretch re-reads the same unflushed segments and adds its load-time rebuilds:
+        # the least is what they all re-read
+        crashed = [
+            (span, r["if_crashed"]["segments_to_recover"], r["if_crashed"]["bytes_to_read"])
+            for span, r in runs
+        ]
+        if len({(n, b) for _, n, b in crashed}) > 1:
+            merged["if_crashed"] = {
+                "segments_to_recover": min(n for _, n, _ in crashed),
+                "bytes_to_read": min(b for _, _, b in crashed),
+                "depends_on_version": _depends(crashed),
+            }
     totals = [(span, r["segments_to_recover"], r["bytes_to_read"]) for span, r in runs]
     if len({(n, b) for _, n, b in totals}) < 2:
-        return recovery
+        return merged
     common = None
     for _, r in runs:
         found = Counter(
@@ -222,25 +236,12 @@ def _merged_recovery(
                 segments.append(s)
         if segments:
             by_partition.append({**p, "segments": segments})
-    merged = {
-        **recovery,
-        "segments_to_recover": sum(common.values()),
-        "bytes_to_read": sum(k[2] * v for k, v in common.items()),
-        "depends_on_version": _depends(totals),
-        "by_partition": by_partition,
-    }
-    if recovery.get("if_crashed") is not None:
-        crashed = [
-            (span, r["if_crashed"]["segments_to_recover"], r["if_crashed"]["bytes_to_read"])
-            for span, r in runs
-        ]
-        merged["if_crashed"] = {
-            "segments_to_recover": min(n for _, n, _ in crashed),
-            "bytes_to_read": min(b for _, _, b in crashed),
-            "depends_on_version": _depends(crashed)
-            if len({(n, b) for _, n, b in crashed}) > 1
-            else [],
-        }
+    merged.update(
+        segments_to_recover=sum(common.values()),
+        bytes_to_read=sum(k[2] * v for k, v in common.items()),
+        depends_on_version=_depends(totals),
+        by_partition=by_partition,
+    )
     return merged
 
 
