@@ -24,6 +24,8 @@ BESIDE = ("server.log", "logs/server.log", "kafkaServer.out", "logs/kafkaServer.
 
 
 def find_server_log(log_dir: Path) -> Path | None:
-    """The first of :data:`BESIDE` that is a readable regular file, or None."""
-    parent = Path(os.path.abspath(log_dir)).parent
+    """The first of :data:`BESIDE` that is a readable regular file, or None; as a path
+    relative to where ``log_dir`` is when that is (as the log dir is reported)."""
+    norm = Path(os.path.normpath(log_dir))
+    parent = norm.parent if norm.name not in ("", ".", "..") else Path(os.path.abspath(norm)).parent
     return next((parent / r for r in BESIDE if fs.is_readable_file(parent / r)), None)
