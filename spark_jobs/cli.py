@@ -62,6 +62,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " each log dir, as `audit` does",
     )
     parser.add_argument(
+        "--server-log",
+        action="append",
+        default=[],
+        metavar="[LOGDIR=]FILE",
+        help="the broker's server.log (or kafkaServer.out) of every LOGDIR, or of one"
+        " (repeatable): its version line pins the Kafka version, its coordinator load times"
+        " calibrate the load estimates, as for `audit`; default: one found beside each log dir"
+        " (server.log or kafkaServer.out there or in logs/ there), for the version only",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -189,8 +199,12 @@ def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
             raise UsageError(not_a_log_dir_message(path))
     try:
         versions = kafka_versions(args.kafka_version, log_dirs)
+        logs = server_logs(args.server_log, log_dirs)
     except ValueError as error:
         raise UsageError(str(error)) from error
+    for log in set(logs.values()):
+        if log is not None and not log.is_file():
+            raise UsageError(f"--server-log {log}: no such file")
     overrides = []
     for item in args.set:
         key, sep, value = item.partition("=")
@@ -211,6 +225,7 @@ def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
         properties=tuple(properties),
         overrides=tuple(overrides),
         versions=versions,
+        server_logs=logs,
         with_groups=not args.no_groups,
         read=ReadOptions(backend=args.reader),
         keep=args.keep,
@@ -462,6 +477,23 @@ def kafka_versions(given: list[str], log_dirs: list[Path]) -> dict[Path, Any]:
             raise ValueError(f"--kafka-version {item}: {where} is not one of the LOGDIRs")
         versions[target] = parsed
     return {d: versions.get(d, everyone) for d in log_dirs}
+
+
+def server_logs(given: list[str], log_dirs: list[Path]) -> dict[Path, Path | None]:
+    """``--server-log FILE`` (every log dir) and ``--server-log LOGDIR=FILE`` (one) as a map.
+    A ``LOGDIR=`` prefix counts only when it names one of the LOGDIRs (a file name may hold
+    ``=``)."""
+    everyone = None
+    logs: dict[Path, Path] = {}
+    for item in given:
+        where, sep, file = item.partition("=")
+        path = local_path(where) if sep else None
+        target = path.resolve() if path is not None else None
+        if target in log_dirs:
+            logs[target] = Path(file)
+        else:
+            everyone = Path(item)
+    return {d: logs.get(d, everyone) for d in log_dirs}
 
 
 def main(argv: list[str] | None = None) -> int:

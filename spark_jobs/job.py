@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import published
+from offsets_auditor.audit.load_calibration import calibrate_from_server_log
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.audit.replicas import replica_findings
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
@@ -64,6 +65,8 @@ class ScanOptions:
     properties: tuple[tuple[str, str], ...] = ()
     overrides: tuple[tuple[str, str], ...] = ()
     versions: dict[Path, KafkaVersion | None] = field(default_factory=dict)
+    #: each log dir's ``--server-log`` (None: one found beside it, if any, for the version)
+    server_logs: dict[Path, Path | None] = field(default_factory=dict)
     with_groups: bool = True
     read: ReadOptions = DEFAULT_READ
     load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
@@ -229,8 +232,14 @@ def run_scan(
         )
         detection = source.plan.detection
         audit = replace(audit, findings=(*detection.findings(), *audit.findings))
+        load_rate, load_basis = options.load_rate, None
+        server_log = options.server_logs.get(source.path)
+        if server_log is not None:  # as `audit --server-log` calibrates
+            calibrated = calibrate_from_server_log(server_log, [audit], source.plan.config)
+            if calibrated is not None:
+                load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
         report = report_json(
-            [audit], options.load_rate, None, detection, source.plan.emulated_versions
+            [audit], load_rate, load_basis, detection, source.plan.emulated_versions
         )
         del report["groups"]  # taken apart: the groups table (``group_parts``)
         reports.append(report)
@@ -292,6 +301,7 @@ def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> In
         properties=options.properties,
         overrides=options.overrides,
         kafka_version=options.versions.get(path),
+        server_log=options.server_logs.get(path),
         with_groups=options.with_groups,
     )
     plan = plan_audit([path], settings, now_ms)

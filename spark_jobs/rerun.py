@@ -1,7 +1,8 @@
 """A rescan with nothing changed: the latest run published again, nothing read or folded.
 
 A run's results are a function of its inputs: every file under each log dir (its name, size,
-inode, modification and change times), the options, and the code. ``run_key`` digests them
+inode, modification and change times), whether a broker holds its ``.lock`` (a broker killed
+changes no file), the options, and the code. ``run_key`` digests them
 all, taken before anything is read, so that a file changing while the scan reads it makes the
 next key differ. The time of the scan is left out: it matters only where a partition's outcome
 reads the clock (a compaction lag, an open transaction's age; ``PartitionOutcome.reads_clock``),
@@ -28,6 +29,8 @@ import pyarrow.parquet as pq
 import xxhash
 
 from offsets_auditor import published
+from offsets_auditor.logdir.fs import probe_lock
+from offsets_auditor.logdir.liveness import LOCK_FILE, judge
 from spark_jobs import publish
 
 
@@ -39,6 +42,8 @@ def run_key(log_dirs: Sequence[Path], options: Any, code: str) -> str:
     digest.update(repr(replace(options, now_ms=None, keep=0)).encode("utf-8", "backslashreplace"))
     for log_dir in log_dirs:
         digest.update(b"\0log dir\0" + os.fsencode(log_dir))
+        # a broker killed leaves its files as they were: only its lock tells (logdir.liveness)
+        digest.update(judge(probe_lock(log_dir / LOCK_FILE)).state.encode())
         for entry in _tree(log_dir):
             digest.update(entry)
     return digest.hexdigest()

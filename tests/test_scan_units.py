@@ -12,7 +12,7 @@ import pytest
 
 from offsets_auditor.audit.replicas import replica_findings
 from offsets_auditor.versions import KafkaVersion
-from spark_jobs.cli import kafka_versions, local_path
+from spark_jobs.cli import kafka_versions, local_path, server_logs
 from spark_jobs.progress import Progress
 from spark_jobs.work import SegmentTask, pack
 
@@ -36,6 +36,19 @@ def test_a_version_for_every_log_dir_or_for_one(tmp_path: Path) -> None:
     assert kafka_versions([], [a.resolve()]) == {a.resolve(): None}
     with pytest.raises(ValueError, match="not one of the LOGDIRs"):
         kafka_versions([f"{tmp_path}/c=2.3.0"], [a.resolve()])
+
+
+def test_a_server_log_for_every_log_dir_or_for_one(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    dirs = [a.resolve(), b.resolve()]
+    got = server_logs(["/logs/all.log", f"file://{b}=/logs/b=1.log"], dirs)
+    assert got == {a.resolve(): Path("/logs/all.log"), b.resolve(): Path("/logs/b=1.log")}
+    assert server_logs([], dirs) == {a.resolve(): None, b.resolve(): None}
+    # an "=" that names no LOGDIR is part of the file name
+    assert server_logs([f"{tmp_path}/c=x.log"], [a.resolve()]) == {
+        a.resolve(): Path(f"{tmp_path}/c=x.log")
+    }
 
 
 def test_another_filesystem_is_refused_with_what_to_do() -> None:

@@ -9,14 +9,16 @@ judges those and:
 - gives a partition ``alternatives`` (one :class:`VersionVerdict` per stretch, merged where
   they agree) when the stretches do not all give the same verdict, with a
   ``cleaner-verdict-depends-on-version`` finding naming them;
-- marks each start-up finding (index checks, recovery) that holds for only part of the range,
-  or says something else elsewhere in it, with the versions it holds for.
+- says of the start-up checks (index files, recovery) only what holds across the range, and
+  the rest as depending on the version, with each stretch's answer.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from offsets_auditor.audit.partition import (
     BrokerAudit,
@@ -29,7 +31,8 @@ from offsets_auditor.audit.partition import (
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.verdict import Outcome, VersionVerdict
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.startup.checks import startup_report
+from offsets_auditor.startup.checks import shutdown_findings, startup_report
+from offsets_auditor.startup.indexes import Verdict
 from offsets_auditor.version_detection.spans import Span
 
 #: outcome, reason, passes that happen, their end offsets, Kafka's failure message
@@ -121,49 +124,189 @@ def with_cleaner_alternatives(
     return replace(audit, partitions=tuple(partitions), findings=tuple(findings))
 
 
+#: the start-up findings judged per version (``startup.checks``)
+STARTUP_KINDS = frozenset(
+    {"corrupt-index", "index-load-failure", "missing-index", "unclean-shutdown", "broker-running"}
+)
+_SHUTDOWN_KINDS = frozenset({"unclean-shutdown", "broker-running"})
+
+
 def with_startup_alternatives(audit: BrokerAudit, stretches: Sequence[Span]) -> BrokerAudit:
-    """``audit`` whose start-up findings (judged at the first stretch's version) say for which
-    versions of the range they hold, when that is not all of them."""
+    """``audit`` (its start-up checks judged at the first stretch's version) saying only what
+    holds across every stretch of the detected range, and the rest as depending on the version:
+
+    - an index file whose verdict differs gets the verdict ``depends-on-version``, its reason
+      each stretch's verdict (so no count of corrupt files includes it);
+    - a start-up finding that only some stretches make becomes one ``startup-depends-on-version``
+      finding (info: nothing about it holds across the range) naming each stretch's answer;
+    - the recovery's ``segments_to_recover`` and ``bytes_to_read`` (and ``if_crashed``'s) are
+      what every stretch re-reads, with each stretch's totals in ``depends_on_version``, and
+      the ``unclean-shutdown``/``broker-running`` findings say both.
+    """
     if len(stretches) < 2:
         return audit
-    startup_kinds = {"corrupt-index", "index-load-failure", "missing-index", "unclean-shutdown"}
-    per_stretch: list[tuple[Span, dict[tuple[object, ...], Finding]]] = []
-    for span in stretches:
-        _, _, found = startup_report(audit.log_dir, span.first)
-        per_stretch.append((span, {_key(f): f for f in found if f.kind in startup_kinds}))
-    primary = per_stretch[0][1]
+    runs = [(span, *startup_report(audit.log_dir, span.first)) for span in stretches]
+    indexes = _merged_indexes(audit, runs)
+    recovery = _merged_recovery(audit.recovery or runs[0][2], [(s, r) for s, _, r, _ in runs])
+    tables = [
+        (span, {_key(f): f for f in found if f.kind in STARTUP_KINDS}) for span, *_, found in runs
+    ]
+    primary = tables[0][1]
     findings = []
     for f in audit.findings:
         key = _key(f)
-        if f.kind not in startup_kinds or key not in primary:
+        if f.kind not in STARTUP_KINDS or key not in primary:
             findings.append(f)
-            continue
-        holds = [i for i, (_, table) in enumerate(per_stretch) if key in table]
-        differs = [
-            (span, table[key].detail)
-            for span, table in per_stretch
-            if key in table and table[key].detail != f.detail
+        elif f.kind in _SHUTDOWN_KINDS:
+            findings.extend(shutdown_findings(audit.log_dir, recovery))
+        elif all(key in table for _, table in tables):
+            differs = [
+                (span, table[key].detail) for span, table in tables if table[key].detail != f.detail
+            ]
+            note = "".join(f" (with Kafka {span}: {detail})" for span, detail in differs)
+            findings.append(replace(f, detail=f.detail + note) if note else f)
+        else:
+            findings.append(_depends_finding(f, tables, indexes))
+    return replace(audit, findings=tuple(findings), indexes=tuple(indexes), recovery=recovery)
+
+
+def _merged_indexes(
+    audit: BrokerAudit, runs: Sequence[tuple[Span, list[dict[str, Any]], Any, Any]]
+) -> list[dict[str, Any]]:
+    by_file = [(span, {x["file"]: x for x in indexes}) for span, indexes, _, _ in runs]
+    merged = []
+    for entry in audit.indexes:
+        answers = [
+            (span, table[entry["file"]]) for span, table in by_file if entry["file"] in table
         ]
-        note = ""
-        if len(holds) < len(per_stretch):
-            where = _versions([per_stretch[i][0] for i in holds], holds)
-            note = f" (with Kafka {where} only; the rest of the detected range does not)"
-        for span, detail in differs:
-            note += f" (with Kafka {span}: {detail})"
-        findings.append(replace(f, detail=f.detail + note) if note else f)
-    return replace(audit, findings=tuple(findings))
+        if len(answers) == len(by_file) and all(
+            _kept(x["verdict"]) == _kept(entry["verdict"]) for _, x in answers
+        ):
+            merged.append(entry)
+            continue
+        merged.append(
+            {
+                **entry,
+                "verdict": Verdict.DEPENDS_ON_VERSION.value,
+                "reason": _each(
+                    [
+                        (span, f"{x['verdict']} ({x['reason']})" if x else "not a file it loads")
+                        for span, x in ((span, table.get(entry["file"])) for span, table in by_file)
+                    ]
+                ),
+            }
+        )
+    return merged
+
+
+def _kept(verdict: str) -> str:
+    """A verdict, with those that leave the file as it is (checked and sound, or not checked)
+    taken as one: the next start does the same with it."""
+    return "kept" if verdict in (Verdict.OK.value, Verdict.NOT_CHECKED.value) else verdict
+
+
+def _merged_recovery(
+    recovery: dict[str, Any], runs: Sequence[tuple[Span, dict[str, Any]]]
+) -> dict[str, Any]:
+    """``recovery`` (the first stretch's) with what every stretch re-reads as its totals."""
+    merged = dict(recovery)
+    if recovery.get("if_crashed") is not None:
+        # each stretch re-reads the same unflushed segments and adds its load-time rebuilds:
+        # the least is what they all re-read
+        crashed = [
+            (span, r["if_crashed"]["segments_to_recover"], r["if_crashed"]["bytes_to_read"])
+            for span, r in runs
+        ]
+        if len({(n, b) for _, n, b in crashed}) > 1:
+            merged["if_crashed"] = {
+                "segments_to_recover": min(n for _, n, _ in crashed),
+                "bytes_to_read": min(b for _, _, b in crashed),
+                "depends_on_version": _depends(crashed),
+            }
+    totals = [(span, r["segments_to_recover"], r["bytes_to_read"]) for span, r in runs]
+    if len({(n, b) for _, n, b in totals}) < 2:
+        return merged
+    common = None
+    for _, r in runs:
+        found = Counter(
+            (p["partition"], s["file"], s["bytes"], s["reason"])
+            for p in r["by_partition"]
+            for s in p["segments"]
+        )
+        common = found if common is None else common & found
+    assert common is not None
+    by_partition = []
+    for p in recovery["by_partition"]:
+        keep = Counter({k: v for k, v in common.items() if k[0] == p["partition"]})
+        segments = []
+        for s in p["segments"]:
+            key = (p["partition"], s["file"], s["bytes"], s["reason"])
+            if keep[key] > 0:
+                keep[key] -= 1
+                segments.append(s)
+        if segments:
+            by_partition.append({**p, "segments": segments})
+    merged.update(
+        segments_to_recover=sum(common.values()),
+        bytes_to_read=sum(k[2] * v for k, v in common.items()),
+        depends_on_version=_depends(totals),
+        by_partition=by_partition,
+    )
+    return merged
+
+
+def _depends(totals: Sequence[tuple[Span, int, int]]) -> list[dict[str, Any]]:
+    """Each stretch's totals, adjacent stretches with the same ones merged."""
+    merged: list[tuple[Span, int, int]] = []
+    for span, n, b in totals:
+        if merged and merged[-1][1:] == (n, b):
+            merged[-1] = (Span(merged[-1][0].first, span.last), n, b)
+        else:
+            merged.append((span, n, b))
+    return [
+        {
+            "kafka_versions": [str(span.first), str(span.last)],
+            "segments_to_recover": n,
+            "bytes_to_read": b,
+        }
+        for span, n, b in merged
+    ]
+
+
+def _depends_finding(
+    f: Finding,
+    tables: Sequence[tuple[Span, dict[tuple[object, ...], Finding]]],
+    indexes: Sequence[dict[str, Any]],
+) -> Finding:
+    """A start-up finding that only some stretches make, as what each stretch does."""
+    key = _key(f)
+    merged_reason = next((x["reason"] for x in indexes if f.file and x["file"] == f.file), None)
+    answers = [
+        (span, f"{table[key].kind} ({table[key].detail})" if key in table else "no finding")
+        for span, table in tables
+    ]
+    detail = merged_reason if merged_reason is not None else _each(answers)
+    return Finding(
+        kind="startup-depends-on-version",
+        severity=Severity.INFO,
+        detail="the broker's version is known only as a range, and what its next start does"
+        f" here differs within it (give --server-log or --kafka-version to narrow it): {detail}",
+        file=f.file,
+        partition=f.partition,
+        position=f.position,
+    )
+
+
+def _each(answers: Sequence[tuple[Span, str]]) -> str:
+    """ "Kafka A to B: answer; Kafka C: answer", adjacent stretches with one answer merged."""
+    merged: list[tuple[Span, str]] = []
+    for span, answer in answers:
+        if merged and merged[-1][1] == answer:
+            merged[-1] = (Span(merged[-1][0].first, span.last), answer)
+        else:
+            merged.append((span, answer))
+    return "; ".join(f"Kafka {span}: {answer}" for span, answer in merged)
 
 
 def _key(f: Finding) -> tuple[object, ...]:
     return (f.kind, f.file, f.partition, f.position)
-
-
-def _versions(spans: Sequence[Span], positions: Sequence[int]) -> str:
-    """Spans (at these positions of the full list) as version ranges, adjacent ones merged."""
-    merged: list[tuple[Span, int]] = []
-    for span, position in zip(spans, positions, strict=True):
-        if merged and merged[-1][1] == position - 1:
-            merged[-1] = (Span(merged[-1][0].first, span.last), position)
-        else:
-            merged.append((span, position))
-    return ", ".join(str(span) for span, _ in merged)

@@ -110,6 +110,7 @@ class PartitionPlace:
     recovery_point: int
     clean_shutdown: bool
     log_end_offset: int
+    running: bool = False  # a broker runs on the log dir (``LogDir.liveness``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +131,7 @@ def place_of(logdir: LogDir, partition: PartitionDir, log_end_offset: int) -> Pa
         recovery_point=points.get((partition.topic, partition.partition), 0),
         clean_shutdown=logdir.clean_shutdown.present,
         log_end_offset=log_end_offset,
+        running=logdir.liveness.running,
     )
 
 
@@ -306,13 +308,21 @@ def _for_recovery(
         if later and next_base is not None
         else ""
     )
-    when = (
-        "The broker shut down cleanly, so its next start skips log recovery; after any unclean"
-        " shutdown, recovery"
-        if place.clean_shutdown
-        else "At the next start after an unclean shutdown (no .kafka_cleanshutdown here), log"
-        " recovery"
-    )
+    if place.running:
+        when = (
+            "The broker is running: after a clean shutdown its next start skips log recovery;"
+            " after a crash, recovery"
+        )
+    elif place.clean_shutdown:
+        when = (
+            "The broker shut down cleanly, so its next start skips log recovery; after any"
+            " unclean shutdown, recovery"
+        )
+    else:
+        when = (
+            "At the next start after an unclean shutdown (no .kafka_cleanshutdown here), log"
+            " recovery"
+        )
     return f"{when} truncates the log at byte {spot.position} of this segment{dropped}."
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
+from offsets_auditor.logdir.server_log import find_server_log
 from offsets_auditor.version_detection import Detection, detect, detect_version
 from offsets_auditor.version_detection.spans import CLEANER_CHANGES, STARTUP_CHANGES, Span, spans
 from offsets_auditor.versions import KafkaVersion
@@ -73,8 +74,19 @@ def plan_audit(
     detection: Detection | None = None,
 ) -> AuditPlan:
     """The plan for ``log_dirs`` (the version detected from them and the server log unless
-    ``detection`` is given)."""
-    found = detection or detect_version(log_dirs, settings.server_log, settings.kafka_version)
+    ``detection`` is given). Without ``settings.server_log``, the broker's own log is looked
+    for beside the log dirs (``logdir.server_log``) and read for its version line only."""
+    if detection is not None:
+        found = detection
+    else:
+        server_log, how = settings.server_log, "--server-log"
+        if server_log is None:
+            beside = (find_server_log(d) for d in log_dirs)
+            server_log = next((s for s in beside if s is not None), None)
+            how = "found beside the log dir"
+        found = detect_version(log_dirs, server_log, settings.kafka_version)
+        if server_log is not None:
+            found = replace(found, server_log=(str(server_log), how))
     properties = list(settings.properties)
     overrides = dict(settings.overrides)
     try:

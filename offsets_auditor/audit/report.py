@@ -54,11 +54,14 @@ def report_json(
 
 def broker_json(a: BrokerAudit) -> dict[str, Any]:
     c = a.config
+    running = a.log_dir.liveness.running
     return {
         "broker_id": a.log_dir.broker_id,
         "cluster_id": a.log_dir.cluster_id,
         "log_dir": str(a.log_dir.path),
-        "clean_shutdown": a.log_dir.clean_shutdown.present,
+        # whether the broker stopped cleanly; None while it runs (it has no marker then)
+        "clean_shutdown": None if running else a.log_dir.clean_shutdown.present,
+        "broker_state": a.log_dir.liveness.to_json(),
         "recovery": a.recovery,
         "cleaner": {
             "enabled": c.enabled,

@@ -80,7 +80,9 @@ def register(subparsers: Any) -> None:
         type=Path,
         metavar="FILE",
         help="the broker's server.log (or kafkaServer.out): its version line pins the Kafka"
-        " version, its coordinator load times calibrate the load estimates",
+        " version, its coordinator load times calibrate the load estimates (default: a"
+        " server.log or kafkaServer.out beside the log dir or in logs/ there, for the version"
+        " only)",
     )
     parser.add_argument(
         "--no-groups",
@@ -253,4 +255,7 @@ def print_version(version: dict[str, Any], out: Any) -> None:
         out.write(f"  {e['implies']:<22} {e['seen']}{where}\n")
     for e in version["set_aside"]:
         out.write(f"  set aside: {e['implies']} {e['seen']}\n")
+    if version.get("server_log"):
+        log = version["server_log"]
+        out.write(f"  server log read: {log['file']} ({log['how']})\n")
     out.write("\n")

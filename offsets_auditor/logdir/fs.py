@@ -3,14 +3,18 @@
 The auditor runs against live broker log directories. Nothing here writes, renames, locks or
 memory-maps a broker's file: files are opened ``O_RDONLY`` and read with ``pread`` in bounded
 chunks (a file truncated under us just reads shorter; an ``mmap`` would raise SIGBUS instead).
-Every other module takes bytes or typed values.
+Whether the broker holds its log dir's ``.lock`` is asked with ``fcntl(F_GETLK)``, which takes
+no lock (:func:`probe_lock`). Every other module takes bytes or typed values.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
+import struct
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +78,16 @@ def file_info(path: Path) -> FileInfo:
         mtime_ms=st.st_mtime_ns // 1_000_000,
         identity=(st.st_dev, st.st_ino),
     )
+
+
+def is_readable_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (not a directory, a FIFO, a device) this process may
+    read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)
 
 
 def read_small_file(path: Path, limit: int = SMALL_FILE_LIMIT) -> bytes:
@@ -257,3 +271,142 @@ def iter_lines(path: Path, chunk_bytes: int = 1 << 20) -> Iterator[str]:
                 yield line.decode("utf-8", "replace")
         if pending:
             yield pending.decode("utf-8", "replace")
+
+
+# --- Whether a process holds a lock on a file (the broker's ``.lock``) ------------------------
+
+#: ``struct flock`` of Linux on LP64 (x86_64, aarch64, ...): l_type, l_whence (short), l_start,
+#: l_len (off_t), l_pid (pid_t), padded to its 8-byte alignment (32 bytes).
+_FLOCK = struct.Struct("@hhqqi")
+_FLOCK_SIZE = struct.calcsize("@hhqqi0q")
+#: the kernel's lock table (``fs/locks.c`` ``lock_get_status``): id, class, mode, type, pid,
+#: ``MAJOR:MINOR:INODE`` (device numbers in hex), start, end; "->" marks a blocked waiter
+_PROC_LOCK = re.compile(
+    r"^\d+:\s+(?P<cls>POSIX|OFDLCK|FLOCK|LEASE|DELEG)\s+\S+\s+(?P<type>READ|WRITE|UNLCK)\s+"
+    r"(?P<pid>-?\d+)\s+(?P<major>[0-9a-f]+):(?P<minor>[0-9a-f]+):(?P<inode>\d+)\s"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldLock:
+    """A lock some process holds on a file, as the kernel says. ``pid`` is 0 for a holder in
+    another PID namespace (the kernel hides it) and -1 for an open file description lock."""
+
+    pid: int
+    write: bool
+    seen_by: str  # "fcntl(F_GETLK)" or "/proc/locks"
+
+
+@dataclass(frozen=True, slots=True)
+class LockProbe:
+    """What can be told, without taking it, of a lock on ``path``.
+
+    ``identity`` is None when there is no such file. ``getlk`` is the lock ``fcntl(F_GETLK)``
+    found conflicting with a read lock over the whole file (None: none, or not asked);
+    ``getlk_error`` says why it was not asked (None: asked). ``proc_locks`` are the POSIX and
+    OFD locks ``/proc/locks`` lists on the file's device and inode (None: unreadable).
+    ``filesystem`` is the type of the filesystem holding it (``/proc/self/mountinfo``), None
+    when not found."""
+
+    path: Path
+    identity: tuple[int, int] | None
+    getlk: HeldLock | None = None
+    getlk_error: str | None = None
+    proc_locks: tuple[HeldLock, ...] | None = None
+    filesystem: str | None = None
+
+
+def probe_lock(path: Path) -> LockProbe:
+    """Ask the kernel whether a process holds a lock on ``path``, without taking one.
+
+    The file is opened ``O_RDONLY | O_NONBLOCK`` (only if it is a regular file: a FIFO would
+    block) and asked with ``fcntl(F_GETLK)`` whether a read lock over the whole file could be
+    placed: the kernel answers with a conflicting lock if one is held (a POSIX record lock, as
+    the JVM's ``FileChannel.tryLock`` takes, or an open file description lock), and places
+    nothing. Nothing is read or written; the descriptor is closed at once (closing it releases
+    no one's lock: POSIX locks belong to the process that took them, and this one holds none).
+    ``/proc/locks`` is read too, for the holder's pid (it lists only holders visible in this
+    PID namespace, so only F_GETLK can tell that no lock is held). Linux only (the
+    ``struct flock`` layout of LP64); elsewhere ``getlk_error`` says so."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return LockProbe(path, None, filesystem=filesystem_type(path.parent))
+    identity = (st.st_dev, st.st_ino)
+    getlk: HeldLock | None = None
+    error: str | None = None
+    if sys.platform != "linux" or struct.calcsize("l") != 8:
+        error = f"fcntl(F_GETLK) is not asked on {sys.platform} ({struct.calcsize('l') * 8}-bit)"
+    elif not stat.S_ISREG(st.st_mode):
+        error = "not a regular file"
+    else:
+        try:
+            getlk = _getlk(path, identity)
+        except OSError as failure:
+            error = f"fcntl(F_GETLK) failed: {failure.strerror or failure}"
+    return LockProbe(
+        path, identity, getlk, error, _proc_locks(identity), filesystem_type(path.parent)
+    )
+
+
+def _getlk(path: Path, identity: tuple[int, int]) -> HeldLock | None:
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != identity:
+            raise FileChangedError(path)
+        query = _FLOCK.pack(fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0).ljust(_FLOCK_SIZE, b"\0")
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
+    finally:
+        os.close(fd)
+    lock_type, _, _, _, pid = _FLOCK.unpack_from(answer)
+    if lock_type == fcntl.F_UNLCK:
+        return None
+    return HeldLock(pid, lock_type == fcntl.F_WRLCK, "fcntl(F_GETLK)")
+
+
+def _proc_locks(identity: tuple[int, int]) -> tuple[HeldLock, ...] | None:
+    """The POSIX and OFD locks held on the file ``identity`` (device, inode) that
+    ``/proc/locks`` lists (waiters left out); None when it cannot be read."""
+    device, inode = identity
+    wanted = (os.major(device), os.minor(device), inode)
+    held = []
+    try:
+        for line in iter_lines(Path("/proc/locks")):
+            match = _PROC_LOCK.match(line)
+            if match is None or match["cls"] not in ("POSIX", "OFDLCK"):
+                continue
+            found = (int(match["major"], 16), int(match["minor"], 16), int(match["inode"]))
+            if found == wanted:
+                held.append(HeldLock(int(match["pid"]), match["type"] == "WRITE", "/proc/locks"))
+    except OSError:
+        return None
+    return tuple(held)
+
+
+def filesystem_type(path: Path) -> str | None:
+    """The type of the filesystem ``path`` is on (``ext4``, ``nfs4``, ...): the mount in
+    ``/proc/self/mountinfo`` with the longest mount point holding ``path``'s real path. None
+    when that cannot be read (not Linux) or no mount holds it."""
+    try:
+        real = os.path.realpath(path)
+        best: tuple[int, str] | None = None
+        for line in iter_lines(Path("/proc/self/mountinfo")):
+            fields = line.split(" ")
+            if " - " not in line or len(fields) < 5:
+                continue
+            point = _unescape_mount(fields[4])
+            inside = real == point or real.startswith(point.rstrip("/") + "/")
+            if inside and (best is None or len(point) >= best[0]):
+                kind = line.split(" - ", 1)[1].split(" ", 1)[0]
+                best = (len(point), kind)
+    except OSError:
+        return None
+    return None if best is None else best[1]
+
+
+def _unescape_mount(text: str) -> str:
+    """A mountinfo path field: space, tab, newline and backslash are octal escapes."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)

@@ -42,6 +42,7 @@ from offsets_auditor.logdir.checkpoints import (
     parse_leader_epoch_checkpoint,
     parse_offset_checkpoint,
 )
+from offsets_auditor.logdir.liveness import LOCK_FILE, NOT_TESTED, Liveness, judge
 from offsets_auditor.logdir.meta_properties import (
     CLEAN_SHUTDOWN_FILE,
     META_PROPERTIES,
@@ -61,7 +62,7 @@ _SUFFIXED_DIR = re.compile(r"^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$")
 _ROOT_FILES = {
     META_PROPERTIES,
     CLEAN_SHUTDOWN_FILE,
-    ".lock",
+    LOCK_FILE,
     *(name.value for name in CheckpointFileName),
 }
 #: Not partitions: 3.9.0-rc3 ``LogManager.loadLogs`` skips ``RemoteIndexCache.DIR_NAME``.
@@ -157,7 +158,7 @@ class CleanShutdown:
 class LogDir:
     """Everything read from one log dir. Checkpoints are ``None`` when the file is absent (an
     absent cleaner checkpoint means nothing was ever cleaned here; present but empty is not
-    the same)."""
+    the same). ``liveness`` says whether a broker is running on it (its ``.lock`` held)."""
 
     path: Path
     meta: MetaProperties | None
@@ -168,6 +169,7 @@ class LogDir:
     clean_shutdown: CleanShutdown
     partitions: tuple[PartitionDir, ...]
     findings: tuple[Finding, ...] = field(default=())
+    liveness: Liveness = NOT_TESTED
 
     @property
     def broker_id(self) -> int | None:
@@ -387,6 +389,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
         clean_shutdown=shutdown,
         partitions=tuple(partitions),
         findings=tuple(reader.findings),
+        liveness=judge(fs.probe_lock(path / LOCK_FILE)),
     )
 
 

@@ -2,13 +2,22 @@
 rebuilds, segments it re-reads after an unclean shutdown, leftover files it deletes or
 completes. Covers every partition dir, not only the offsets topic: an unclean shutdown breaks
 them all. The per-version rules live in ``offsets_auditor.startup.indexes``.
+
+Whether a broker is running on the log dir (``LogDir.liveness``, its ``.lock`` held) decides
+what a missing ``.kafka_cleanshutdown`` means. The broker deletes the marker once its logs are
+loaded and writes it at a clean shutdown (2.3.0 ``LogManager.loadLogs`` and ``shutdown``), so
+a running broker never has one: that is a ``broker-running`` info finding, with the next
+start's work after a clean shutdown and if it crashed now, not an ``unclean-shutdown``. A
+stopped one without the marker stopped uncleanly; where it cannot be told, the finding says so.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.logdir.liveness import BrokerState, Liveness
 from offsets_auditor.logdir.model import LeftoverKind, LogDir
 from offsets_auditor.startup.indexes import IndexVerdict, Verdict, index_verdicts
 from offsets_auditor.startup.recovery import PartitionRecoveryPlan, recovery_plan
@@ -29,17 +38,83 @@ def startup_report(
     ]
     findings.extend(leftover_findings(logdir))
     recovery = recovery_json(logdir, plans)
-    if not logdir.clean_shutdown.present:
-        findings.append(
-            Finding(
-                kind="unclean-shutdown",
-                severity=Severity.WARNING,
-                detail="no .kafka_cleanshutdown marker: the broker stopped uncleanly (or is"
-                f" running); its next start re-reads {recovery['segments_to_recover']:,} segments,"
-                f" {recovery['bytes_to_read']:,} bytes, before it serves them",
-            )
-        )
+    if logdir.liveness.running:
+        crashed = recovery_json(logdir, recovery_plan(if_crashed(logdir), version))
+        recovery["if_crashed"] = {
+            "segments_to_recover": crashed["segments_to_recover"],
+            "bytes_to_read": crashed["bytes_to_read"],
+            "depends_on_version": [],
+        }
+    findings.extend(shutdown_findings(logdir, recovery))
     return indexes, recovery, findings
+
+
+def shutdown_findings(logdir: LogDir, recovery: dict[str, Any]) -> list[Finding]:
+    """``broker-running`` for a running broker, ``unclean-shutdown`` for one without the
+    marker, from the ``recovery`` summary (its numbers, and where they depend on the version)."""
+    if logdir.liveness.running:
+        return [running_finding(logdir, recovery)]
+    if not logdir.clean_shutdown.present:
+        return [unclean_finding(logdir, recovery)]
+    return []
+
+
+def rereads(totals: dict[str, Any]) -> str:
+    """ "N segments, B bytes", and each version's numbers where they depend on it."""
+    text = f"{totals['segments_to_recover']:,} segments, {totals['bytes_to_read']:,} bytes"
+    depends = totals.get("depends_on_version") or []
+    if not depends:
+        return text
+    return (
+        f"at least {text} (what every version of the detected range does; how many more"
+        " depends on the version: "
+        + "; ".join(
+            f"Kafka {_span(d['kafka_versions'])}: {d['segments_to_recover']:,} segments,"
+            f" {d['bytes_to_read']:,} bytes"
+            for d in depends
+        )
+        + ")"
+    )
+
+
+def _span(versions: list[str]) -> str:
+    first, last = versions
+    return first if first == last else f"{first} to {last}"
+
+
+def if_crashed(logdir: LogDir) -> LogDir:
+    """``logdir`` as the broker running on it would leave it if it died now (``kill -9``):
+    no marker, its active segments' index files preallocated as they are."""
+    return replace(logdir, liveness=Liveness(BrokerState.STOPPED, "if it crashed now"))
+
+
+def running_finding(logdir: LogDir, recovery: dict[str, Any]) -> Finding:
+    crashed = recovery["if_crashed"]
+    return Finding(
+        kind="broker-running",
+        severity=Severity.INFO,
+        detail=f"{logdir.liveness.evidence}. A running broker has no .kafka_cleanshutdown marker"
+        " (it deletes it once its logs are loaded and writes it at a clean shutdown) and its"
+        " active segments' index files are preallocated: neither is damage. Its next start"
+        f" after a clean shutdown re-reads {rereads(recovery)}; if it crashed now (kill -9, an"
+        f" OOM kill, a power loss), {rereads(crashed)}, before it serves them",
+    )
+
+
+def unclean_finding(logdir: LogDir, recovery: dict[str, Any]) -> Finding:
+    liveness = logdir.liveness
+    if liveness.state is BrokerState.STOPPED:
+        why = f"no .kafka_cleanshutdown marker, and {liveness.evidence}; it stopped uncleanly"
+    else:
+        why = (
+            "no .kafka_cleanshutdown marker: the broker stopped uncleanly, or it is running"
+            f" ({liveness.evidence})"
+        )
+    return Finding(
+        kind="unclean-shutdown",
+        severity=Severity.WARNING,
+        detail=f"{why}; its next start re-reads {rereads(recovery)}, before it serves them",
+    )
 
 
 def index_json(v: IndexVerdict) -> dict[str, Any]:
@@ -100,9 +175,11 @@ def leftover_findings(logdir: LogDir) -> list[Finding]:
 def recovery_json(logdir: LogDir, plans: list[PartitionRecoveryPlan]) -> dict[str, Any]:
     return {
         "clean_shutdown": logdir.clean_shutdown.present,
+        "if_crashed": None,
         "partitions": len(plans),
         "segments_to_recover": sum(len(p.recoveries) for p in plans),
         "bytes_to_read": sum(p.bytes_to_read for p in plans),
+        "depends_on_version": [],
         "by_partition": [
             {
                 "partition": p.partition,

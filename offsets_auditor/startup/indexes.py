@@ -43,6 +43,26 @@ segment whatever the recovery point:
 
 In every version a ``KafkaException`` from an aborted-transaction version byte > 0 is not caught
 by the loader: the log, and with it the broker's start, fails.
+
+Preallocation (0.9.0.1 ``OffsetIndex``; 2.1.0/2.3.0 ``AbstractIndex``): a new index file is
+created at ``segment.index.bytes`` (10 MiB by default, rounded down to whole entries), zero
+filled, and the broker writes its entries from the start, keeping their count in memory. A
+segment's index files are trimmed to their entries (``trimToValidSize``) when it stops being
+the active one (``Log.roll``: 0.9.0.1 ``index.trimToValidSize()``, 2.x
+``LogSegment.onBecomeInactiveSegment``) and when the broker closes it at a clean shutdown
+(``LogSegment.close`` -> ``AbstractIndex.close``); after loading, the active segment's are
+preallocated again (2.x ``activeSegment.resizeIndexes(config.maxIndexSize)``). So on a running
+broker the active segment's ``.index`` and ``.timeindex`` end in zero slots: normal, and what
+the next start finds depends on how the broker stops. After a clean shutdown they are trimmed
+to their entries, which pass the checks above; after a crash (``kill -9``) they keep the zero
+tail, read as entries at load ("assume it is valid"): before 2.0.0 a zero ``.index`` tail is
+``lastOffset == baseOffset`` (corrupt), and before 2.3.0 a ``.timeindex`` with entries and a
+zero tail has a last timestamp 0 below its first (corrupt). For a running broker
+(``LogDir.liveness``) the active segment's files are judged as a clean shutdown leaves them:
+trimmed to the entries written so far (the slots before the first all-zero one: a written
+``.index`` entry has a position > 0, ``LogSegment.append`` indexes no batch at position 0, and
+a written ``.timeindex`` entry a timestamp > -1; a record timestamp of exactly 0 would end the
+count early).
 """
 
 from __future__ import annotations
@@ -244,6 +264,9 @@ class Verdict(StrEnum):
     NOT_CHECKED = "not-checked"  # this version does not check (or use) this file at load
     FATAL = "fatal"  # an exception the loader does not catch: the log fails to load
     CHANGED = "changed"  # renamed or replaced since it was listed (a running broker's cleaner)
+    #: the broker's version is known as a range whose releases do different things with it
+    #: (``audit.alternatives``: the reason gives each one's verdict)
+    DEPENDS_ON_VERSION = "depends-on-version"
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,25 +290,55 @@ def _load_era(version: KafkaVersion) -> str:
     return "0.8.1"
 
 
+@dataclass(frozen=True, slots=True)
+class Trimmed:
+    """A preallocated index as a clean shutdown leaves it: ``entries`` written of the
+    ``slots`` whole slots the file has."""
+
+    entries: int
+    slots: int
+
+
+def written_entries(f: fs.ReadOnlyFile, entry_size: int) -> int:
+    """The entries written at the start of a preallocated index: the slots before the first
+    all-zero one (a binary search: the broker writes them in order, and the rest stays zero)."""
+    zero = bytes(entry_size)
+    low, high = 0, f.size // entry_size  # slots before ``low`` are written; ``high`` is zero
+    while low < high:
+        middle = (low + high) // 2
+        if f.read_at(middle * entry_size, entry_size) == zero:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
 def _read_check(
     kind: IndexKind,
     path: Path,
     base: int,
     version: KafkaVersion,
     identity: tuple[int, int] | None = None,
+    trimmed: list[Trimmed] | None = None,
 ) -> Check | None:
     """Read only what the check needs: the first and last slots, or a whole ``.txnindex``.
     None when the file is gone or replaced since it was listed (``identity``): on a running
-    broker that is the cleaner swapping segments, and says nothing about the file."""
+    broker that is the cleaner swapping segments, and says nothing about the file. With
+    ``trimmed`` (a list, appended to), an offset or time index is checked as a clean shutdown
+    trims it (the module docstring), and what was found is appended."""
     try:
         with fs.ReadOnlyFile(path, expect=identity) as f:
             if kind is IndexKind.TXN:
                 return txn_index_check(f.read_at(0, f.size), base, version, str(path))
             size = OFFSET_ENTRY.size if kind is IndexKind.OFFSET else TIME_ENTRY.size
             entries = f.size // size
+            length = f.size
+            if trimmed is not None:
+                written = written_entries(f, size)
+                trimmed.append(Trimmed(written, entries))
+                entries, length = written, written * size
             first = f.read_at(0, size) if entries else b""
             last = f.read_at((entries - 1) * size, size) if entries else b""
-            length = f.size
     except OSError as error:
         if error.errno in (errno.ENOENT, errno.ESTALE):
             return None
@@ -304,6 +357,9 @@ class _SegmentContext:
     version: KafkaVersion
     clean: bool
     recovery_point: int
+    #: a broker runs on the log dir and this is the partition's active segment: its offset and
+    #: time indexes are preallocated, and judged as a clean shutdown trims them
+    live_active: bool = False
 
     def files(self) -> dict[IndexKind, FileEntry | None]:
         s = self.seg
@@ -388,19 +444,28 @@ def segment_verdicts(ctx: _SegmentContext) -> list[IndexVerdict]:
             continue
         entry = files[kind]
         identity = entry.identity if entry is not None and entry.identity != (0, 0) else None
+        trimmed: list[Trimmed] | None = (
+            [] if ctx.live_active and kind is not IndexKind.TXN else None
+        )
         check = _read_check(
-            kind, ctx.part.path / ctx.name(kind), ctx.seg.base_offset, ctx.version, identity
+            kind,
+            ctx.part.path / ctx.name(kind),
+            ctx.seg.base_offset,
+            ctx.version,
+            identity,
+            trimmed,
         )
         if check is None:
             out[kind] = (Verdict.CHANGED, "renamed or replaced since it was listed: not checked")
             continue
+        live = _live_note(trimmed[0]) if trimmed else ""
         if check.passed:
-            out[kind] = (Verdict.OK, "passes the sanity check")
+            out[kind] = (Verdict.OK, f"{live}passes the sanity check")
             continue
         caught = check.exception in _CAUGHT
         out[kind] = (
             Verdict.CORRUPT if caught else Verdict.FATAL,
-            f"{check.exception}: {check.message}",
+            f"{live}{'fails: ' if live else ''}{check.exception}: {check.message}",
         )
         if caught:
             rebuild_siblings(kind, "corrupt")
@@ -426,6 +491,16 @@ def segment_verdicts(ctx: _SegmentContext) -> list[IndexVerdict]:
     ]
 
 
+def _live_note(trimmed: Trimmed) -> str:
+    if trimmed.entries == trimmed.slots:
+        return "the active segment's index on a running broker, not preallocated; it "
+    return (
+        f"the active segment's index on a running broker, preallocated ({trimmed.entries:,} of"
+        f" its {trimmed.slots:,} slots written, the rest zero): normal while it runs; a clean"
+        " shutdown trims it to its entries (AbstractIndex.trimToValidSize), and trimmed it "
+    )
+
+
 def recovery_points(logdir: LogDir) -> tuple[dict[tuple[str, int], int], str]:
     checkpoint = logdir.recovery_point_checkpoint
     if checkpoint is None:
@@ -438,12 +513,17 @@ def recovery_points(logdir: LogDir) -> tuple[dict[tuple[str, int], int], str]:
 def index_verdicts(logdir: LogDir, version: KafkaVersion) -> list[IndexVerdict]:
     """Every index file of every live segment in every partition dir, with what the next start
     of a ``version`` broker does with it. The files with verdict ``corrupt`` are exactly those
-    the broker will log as "Found a corrupted index file" and rebuild."""
+    the broker will log as "Found a corrupted index file" and rebuild. For a running broker
+    (``logdir.liveness``), the next start after a clean shutdown: the active segments' indexes
+    trimmed (the module docstring)."""
     points, _ = recovery_points(logdir)
+    running = logdir.liveness.running
+    clean = logdir.clean_shutdown.present or running  # a running broker: after a clean stop
     verdicts: list[IndexVerdict] = []
     for part in logdir.partitions:
         point = points.get((part.topic, part.partition), 0)
         for seg in part.segments:
-            ctx = _SegmentContext(part, seg, version, logdir.clean_shutdown.present, point)
+            active = running and seg is part.segments[-1]
+            ctx = _SegmentContext(part, seg, version, clean, point, active)
             verdicts.extend(segment_verdicts(ctx))
     return verdicts

@@ -61,9 +61,13 @@ def recovery_plan(logdir: LogDir, version: KafkaVersion) -> list[PartitionRecove
     be read twice. A recovery that finds an invalid batch truncates there and deletes the later
     segments, so the unflushed bytes are an upper bound. Producer-state rebuilding (0.11+) also
     reads from the latest snapshot; that is not counted here.
+
+    A running broker (``logdir.liveness``) has no marker: it is planned as after a clean
+    shutdown (:func:`offsets_auditor.startup.checks.if_crashed` gives the other case).
     """
     points, source = recovery_points(logdir)
     verdicts = index_verdicts(logdir, version)
+    unclean = not logdir.clean_shutdown.present and not logdir.liveness.running
     rebuilt = {
         (v.partition, v.base_offset)
         for v in verdicts
@@ -93,7 +97,7 @@ def recovery_plan(logdir: LogDir, version: KafkaVersion) -> list[PartitionRecove
             for seg in part.segments
             if (part.name, seg.base_offset) in rebuilt
         ]
-        if not logdir.clean_shutdown.present and part.state is not DirState.DELETE:
+        if unclean and part.state is not DirState.DELETE:
             recoveries.extend(
                 SegmentRecovery(
                     f"{part.name}/{seg.log.name}", seg.base_offset, seg.log.size, "unflushed"

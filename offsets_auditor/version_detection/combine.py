@@ -48,6 +48,9 @@ class Detection:
     given: KafkaVersion | None
     used: KafkaVersion
     basis: str
+    #: the broker log read for its version line: its path, and how it was had
+    #: (``--server-log``, or found beside the log dir: ``logdir.server_log``); None: none
+    server_log: tuple[str, str] | None = None
 
     @property
     def lowest_modelled(self) -> KafkaVersion:
@@ -67,6 +70,9 @@ class Detection:
             "range": self.range.to_json(),
             "evidence": [e.to_json() for e in self.evidence],
             "set_aside": [e.to_json() for e in self.set_aside],
+            "server_log": None
+            if self.server_log is None
+            else {"file": self.server_log[0], "how": self.server_log[1]},
         }
 
     def findings(self) -> list[Finding]:
