@@ -111,9 +111,14 @@ class ResultsStore:
         ids = publisher.run_ids()
         changed = self._serve_latest(state, ids)
         tables = [self._run_tables(publisher, r) for r in ids]
-        state.history = [
+        history = [
             t for t in tables if t is not None and (publisher.name, t.run_id) not in self._failed
         ]
+        served = state.served
+        if served is not None and served.run_id not in {t.run_id for t in history}:
+            history.append(served.tables)  # served, though gone from disk since: still shown
+            history.sort(key=lambda t: t.run_id)
+        state.history = history
         for key in [k for k in self._tables if k[0] == publisher.name and k[1] not in ids]:
             del self._tables[key]  # pruned by its publisher
         state.failures = publisher.failures()

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +45,45 @@ def spark_session(
         .config("spark.sql.shuffle.partitions", "64")
         .config("spark.python.worker.reuse", "true")
     )
-    session = builder.getOrCreate()
+    if submitted:
+        session = builder.getOrCreate()
+    else:
+        with _jvm_stderr_filtered():
+            session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+#: What the embedded JVM says at every start that is no news to anyone: Spark 4's launcher
+#: always adds ``--add-modules=jdk.incubator.vector``, and the JVM warns about it.
+_JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+
+
+@contextmanager
+def _jvm_stderr_filtered() -> Iterator[None]:
+    """Start the JVM with its stderr through a pipe that drops :data:`_JVM_NOISE` and passes
+    every other line on (an OutOfMemoryError, a crash) to this process's stderr, for the JVM's
+    whole life; this process's own stderr is back in place once the JVM has started."""
+    read_end, write_end = os.pipe()
+    saved = os.dup(2)
+    forward = os.dup(2)
+
+    def relay() -> None:
+        with os.fdopen(read_end, "rb") as lines, os.fdopen(forward, "wb", buffering=0) as out:
+            for line in lines:
+                if line.rstrip(b"\n") not in _JVM_NOISE:
+                    out.write(line)
+
+    threading.Thread(target=relay, name="jvm-stderr", daemon=True).start()
+    sys.stderr.flush()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _submitted() -> bool:

@@ -9,6 +9,7 @@ Grafana dashboard reads. Writes them twice:
     python scripts/deploy/rules.py            write both, with the default thresholds
     python scripts/deploy/rules.py --check    exit 1 when a written file differs from the source
     python scripts/deploy/rules.py --scan-interval-seconds 300 ...   other thresholds
+    python scripts/deploy/rules.py --print ...  the plain rules file on stdout, nothing written
 
 The thresholds are those of ``offsets-auditor serve`` (the same option names): give both the
 same, the scan's schedule above all (``--scan-interval-seconds``). Every alert carries
@@ -129,6 +130,9 @@ def outputs(runbook_base: str = RUNBOOK_BASE, thresholds: Thresholds = DEFAULTS)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
+    parser.add_argument(
+        "--print", action="store_true", help="print the plain rules file, write nothing"
+    )
     parser.add_argument("--runbook-base", default=RUNBOOK_BASE, metavar="URL")
     default = DEFAULTS
     parser.add_argument(
@@ -146,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         load_slow_seconds=args.coordinator_load_threshold_seconds,
         scan_interval_seconds=args.scan_interval_seconds,
     )
+    if args.print:
+        sys.stdout.write(rules_file(args.runbook_base, thresholds))
+        return 0
     stale = []
     for path, text in outputs(args.runbook_base, thresholds).items():
         if args.check:
