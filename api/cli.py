@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,8 @@ query forms under /group?group=ID, the empty id's only form), /partitions, /brok
 /indexes, /findings, /runs, /publishers, /runbooks/{alert}; /openapi.json describes them
 all.
 
-Exit status: 0 after Ctrl-C or SIGTERM, 3 usage errors."""
+Exit status: 0 after Ctrl-C or SIGTERM (how the service is stopped), 3 usage or input errors,
+4 internal error (a bug)."""
 
 
 def register(subparsers: Any) -> None:
@@ -122,13 +127,35 @@ def run(args: argparse.Namespace) -> int:
 
 
 def serve(settings: Any) -> None:
-    import uvicorn
 
     from api.app import create_app
 
-    server = uvicorn.Server(uvicorn_config(create_app(settings), settings.host, settings.port))
+    server = stopped_by_signal(uvicorn_config(create_app(settings), settings.host, settings.port))
     _announce(server, settings)
     server.run()
+
+
+def stopped_by_signal(config: Any) -> Any:
+    """uvicorn's server, for which SIGINT and SIGTERM are a clean stop: it shuts down gracefully
+    and ``serve`` exits 0. (uvicorn raises the signal again once it has shut down, so the
+    process would end with 130 or 143, which a supervisor or a script reads as a failure.)"""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield  # only the main thread gets signals (a server in a test's thread)
+                return
+            stopping = (signal.SIGINT, signal.SIGTERM)
+            previous = {s: signal.signal(s, self.handle_exit) for s in stopping}
+            try:
+                yield
+            finally:
+                for s, handler in previous.items():
+                    signal.signal(s, handler)
+
+    return Server(config)
 
 
 #: The longest request head h11 reads (its default, 16 KiB, answers a longer URL with a bare

@@ -24,8 +24,9 @@ file:// URI that every executor can read. Results go to RESULTS/runs/<run id>/ (
 manifest.json, each log dir's audit report), published atomically; RESULTS/LATEST names the
 newest. `offsets-auditor serve --results RESULTS` serves them.
 
-Exit status: 0 healthy, 1 warnings, 2 critical findings, 3 usage or input errors, 5 the Spark
-JVM died (most often out of memory: raise --driver-memory)."""
+Exit status: 0 healthy, 1 warnings, 2 critical findings, 3 usage or input errors, 4 internal
+error (a bug, never a verdict), 5 the Spark JVM died (most often out of memory: raise
+--driver-memory), 130 interrupted (Ctrl-C)."""
 
 
 def register(subparsers: Any) -> None:
@@ -497,7 +498,9 @@ def server_logs(given: list[str], log_dirs: list[Path]) -> dict[Path, Path | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    from offsets_auditor.cli.exit_status import ArgumentParser
+
+    parser = ArgumentParser(
         prog="spark_jobs/scan.py",
         description=SUMMARY,
         epilog=EPILOG,

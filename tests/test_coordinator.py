@@ -78,7 +78,18 @@ def test_real_broker_placement(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_rejects_non_positive_partition_count(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["coordinator", "g", "--partitions", "0"]) == 2
+    assert main(["coordinator", "g", "--partitions", "0"]) == 3
+    assert "--partitions must be positive, not 0" in capsys.readouterr().err
+
+
+def test_the_partition_count_is_never_guessed(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --partitions the command used to answer for 50 partitions, silently: on a
+    cluster with another count that names the wrong partition for most groups."""
+    assert main(["coordinator", "usercenter"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "give --partitions N" in captured.err
+    assert "offsets.topic.num.partitions, 50 unless set" in captured.err
 
 
 def test_group_ids_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,11 +121,12 @@ def test_group_ids_from_stdin(
 def test_bad_group_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes(b"ok\ngr\xfcppe\n")
-    assert main(["coordinator", "--from-file", str(latin1)]) == 2
+    assert main(["coordinator", "--partitions", "4", "--from-file", str(latin1)]) == 3
     assert "line 2 is not UTF-8" in capsys.readouterr().err
-    assert main(["coordinator", "--from-file", str(tmp_path / "missing")]) == 2
+    missing = tmp_path / "missing"
+    assert main(["coordinator", "--partitions", "4", "--from-file", str(missing)]) == 3
     assert "cannot read" in capsys.readouterr().err
-    assert main(["coordinator"]) == 2
+    assert main(["coordinator", "--partitions", "4"]) == 3
     assert "give GROUP ids, --from-file FILE, or both" in capsys.readouterr().err
 
 

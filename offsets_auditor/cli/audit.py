@@ -15,6 +15,7 @@ from offsets_auditor.audit.plan import AuditSettings, PlanError, plan_audit
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.audit.stages import audit_log_dir
 from offsets_auditor.cli.commands import summary
+from offsets_auditor.cli.exit_status import USAGE, statuses
 from offsets_auditor.cli.options import add_reader_option
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.meta_properties import parse_java_properties
@@ -32,8 +33,11 @@ def register(subparsers: Any) -> None:
             " for the broker's version and config on every __consumer_offsets partition: thread"
             " deaths with Kafka's own message, passes of the offset map, dirty ratios, what"
             " compaction would retain, and the dedupe buffer that would fix it."
-            " Exit status: 0 healthy, 1 warnings, 2 critical findings (3 for usage or config"
-            " errors, or a LOGDIR that does not look like a broker log dir)."
+            " "
+            + statuses(
+                "0 healthy, 1 warnings, 2 critical findings (a config the broker would refuse,"
+                " or a LOGDIR that does not look like a broker log dir, is an input error)"
+            )
         ),
     )
     parser.add_argument("log_dirs", nargs="+", type=Path, metavar="LOGDIR")
@@ -107,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         key, sep, value = item.partition("=")
         if not sep:
             print(f"offsets-auditor audit: --set takes KEY=VALUE, not {item!r}", file=sys.stderr)
-            return 3
+            return USAGE
         overrides[key.strip()] = value
     properties: list[tuple[str, str]] = []
     if args.broker_config is not None:
@@ -118,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 f"offsets-auditor audit: cannot read {args.broker_config}: {error.strerror}",
                 file=sys.stderr,
             )
-            return 3
+            return USAGE
         properties = parse_java_properties(text)
     for log_dir in args.log_dirs:
         if not log_dir.is_dir():
@@ -126,15 +130,15 @@ def run(args: argparse.Namespace) -> int:
                 f"offsets-auditor audit: {log_dir} is not a directory (give a broker log dir)",
                 file=sys.stderr,
             )
-            return 3
+            return USAGE
         if not looks_like_log_dir(log_dir):
             print(f"offsets-auditor audit: {not_a_log_dir_message(log_dir)}", file=sys.stderr)
-            return 3
+            return USAGE
     try:
         given = None if args.kafka_version is None else KafkaVersion.parse(args.kafka_version)
     except ValueError as error:
         print(f"offsets-auditor audit: {error}", file=sys.stderr)
-        return 3
+        return USAGE
     settings = AuditSettings(
         properties=tuple(properties),
         overrides=tuple(overrides.items()),
@@ -147,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         audit_plan = plan_audit(args.log_dirs, settings, now_ms)
     except PlanError as error:
         print(f"offsets-auditor audit: {error}", file=sys.stderr)
-        return 3
+        return USAGE
     audits = []
     for log_dir in args.log_dirs:
         if sys.stderr.isatty():
@@ -166,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
                 f"offsets-auditor audit: cannot read {args.server_log}: {error.strerror}",
                 file=sys.stderr,
             )
-            return 3
+            return USAGE
         if calibrated is not None:
             load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
     report = report_json(audits, load_rate, load_basis, detection, audit_plan.emulated_versions)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor.cli.commands import summary
+from offsets_auditor.cli.exit_status import USAGE
 from offsets_auditor.coordinator import coordinator_partition
 from offsets_auditor.logdir import fs
 
@@ -20,10 +21,28 @@ it are part of the id (a group id may hold them), and a warning on stderr names 
 with leading or trailing whitespace. Empty and whitespace-only lines are skipped. Ids given
 as arguments come first, then the file's, in order; each is printed once per occurrence.
 
+--partitions is required: the coordinator depends on the topic's real partition count, and a
+guessed count names the wrong partition for most groups. Read it from the cluster
+(kafka-topics.sh --describe --topic __consumer_offsets: PartitionCount), from a broker's log
+dir (its __consumer_offsets-N directories), or, for a topic created with the broker's
+defaults, offsets.topic.num.partitions (Kafka's default is 50).
+
 Ids that start with '-' go after '--', which ends the options:
   offsets-auditor coordinator --partitions 50 -- -legacy-consumers
   cut -f1 groups.tsv | offsets-auditor coordinator --partitions 50 --from-file -
+
+Exit status: 0 answered, 3 usage or input errors (no --partitions, no group id, a file that
+cannot be read or is not UTF-8), 4 internal error, 130 interrupted.
 """
+
+#: How to find the count, for the message when --partitions is missing.
+PARTITIONS_MISSING = (
+    "give --partitions N, the partition count of __consumer_offsets: PartitionCount in"
+    " `kafka-topics.sh --describe --topic __consumer_offsets`, or the __consumer_offsets-N"
+    " dirs across the brokers' log dirs (a topic created with the broker's defaults has"
+    " offsets.topic.num.partitions, 50 unless set). It is not guessed: another count names"
+    " another partition for most groups"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -47,10 +66,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--partitions",
         type=int,
-        default=50,
+        default=None,
         metavar="N",
-        help="partition count of __consumer_offsets (the topic's real count; the broker"
-        " default offsets.topic.num.partitions is 50)",
+        help="partition count of __consumer_offsets, required (the topic's real count; Kafka's"
+        " default offsets.topic.num.partitions is 50, but a cluster may have set another)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per group")
     parser.set_defaults(handler=run)
@@ -58,9 +77,15 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     err = sys.stderr
+    if args.partitions is None:
+        print(f"offsets-auditor coordinator: {PARTITIONS_MISSING}", file=err)
+        return USAGE
     if args.partitions <= 0:
-        print(f"offsets-auditor coordinator: --partitions must be positive, not {args.partitions}")
-        return 2
+        print(
+            f"offsets-auditor coordinator: --partitions must be positive, not {args.partitions}",
+            file=err,
+        )
+        return USAGE
     groups = list(args.groups)
     if args.from_file is not None:
         try:
@@ -71,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except (OSError, ValueError) as error:
             print(f"offsets-auditor coordinator: cannot read {args.from_file}: {error}", file=err)
-            return 2
+            return USAGE
         try:
             for number, group in group_lines(data):
                 if group != group.strip():
@@ -83,10 +108,10 @@ def run(args: argparse.Namespace) -> int:
                 groups.append(group)
         except ValueError as error:
             print(f"offsets-auditor coordinator: {args.from_file}: {error}", file=err)
-            return 2
+            return USAGE
     if not groups:
         print("offsets-auditor coordinator: give GROUP ids, --from-file FILE, or both", file=err)
-        return 2
+        return USAGE
     for group in groups:
         partition = coordinator_partition(group, args.partitions)
         if args.json:

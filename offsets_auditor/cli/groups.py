@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from offsets_auditor.audit.group_recovery import GroupsRecovery, recover
 from offsets_auditor.cli.commands import summary
+from offsets_auditor.cli.exit_status import USAGE, ArgumentParser, statuses
 from offsets_auditor.findings import Finding, exit_status
 from offsets_auditor.groups.export import ExportError, reset_plan_csv
 from offsets_auditor.groups.model import GroupState
@@ -48,8 +49,12 @@ def register(subparsers: Any) -> None:
             " transactional commits wait for their COMMIT marker) and print the groups."
             " Forms: 'groups [list] LOGDIR...', 'groups show GROUP LOGDIR...', 'groups export"
             " GROUP LOGDIR... [--topic T]' (the CSV kafka-consumer-groups.sh --reset-offsets"
-            " --from-file reads). 'groups FORM --help' for each form's options. Exit status 3"
-            " when a LOGDIR is not a directory or does not look like a broker log dir."
+            " --from-file reads). 'groups FORM --help' for each form's options. "
+            + statuses(
+                "0 healthy, 1 warnings, 2 critical findings (list); 0 printed, 1 the group is"
+                " not there or has nothing to export (show, export); a LOGDIR that is not a"
+                " broker log dir is an input error"
+            )
         ),
     )
     _common_options(parser, argparse.SUPPRESS)
@@ -105,7 +110,7 @@ def _common_options(parser: argparse.ArgumentParser, default: Any) -> None:
 
 
 def _form_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=_PROG)
+    parser = ArgumentParser(prog=_PROG)
     forms = parser.add_subparsers(dest="form", required=True, metavar="{list,show,export}")
     listing = forms.add_parser("list", help="every group with its state and offset counts")
     listing.add_argument("logdirs", nargs="+", type=Path, metavar="LOGDIR")
@@ -147,10 +152,10 @@ def run(args: argparse.Namespace) -> int:
     for logdir in form.logdirs:
         if not logdir.is_dir():
             print(f"{_PROG}: {logdir} is not a directory (give a broker log dir)", file=err)
-            return 3
+            return USAGE
         if not looks_like_log_dir(logdir):
             print(f"{_PROG}: {not_a_log_dir_message(logdir)}", file=err)
-            return 3
+            return USAGE
     try:
         version = None if form.kafka_version is None else KafkaVersion.parse(form.kafka_version)
         detections = [detect_version([d], form.server_log, version) for d in form.logdirs]
@@ -160,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         ]
     except ValueError as error:
         print(f"{_PROG}: {error}", file=err)
-        return 2
+        return USAGE
     if form.form == "list":
         return _list(out, form, recoveries, detections)
     for logdir, detection in zip(form.logdirs, detections, strict=True):

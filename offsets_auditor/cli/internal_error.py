@@ -7,8 +7,10 @@ import os
 import traceback
 from typing import Final
 
-#: The exit status of an internal error (0-2 are verdicts, 3 usage and input errors).
-INTERNAL_ERROR: Final = 4
+from offsets_auditor.cli.exit_status import INTERNAL_ERROR
+
+__all__ = ["INTERNAL_ERROR", "MAX_MESSAGE", "one_line"]
+
 #: The longest message kept (an exception may carry a whole file's worth of text).
 MAX_MESSAGE: Final = 300
 

@@ -18,18 +18,25 @@ import traceback
 from collections.abc import Sequence
 
 from offsets_auditor.cli.commands import COMMANDS
+from offsets_auditor.cli.exit_status import BROKEN_PIPE, INTERRUPTED, USAGE, ArgumentParser
 from offsets_auditor.cli.internal_error import INTERNAL_ERROR, one_line
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``only``, that subcommand's module alone is imported and
     registered (the others are listed by name and summary, enough for ``--help``)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="offsets-auditor",
         description="Audit Kafka's __consumer_offsets straight from broker log directories.",
-        epilog="Each command's --help gives its exit statuses. Every command exits 4 on an"
-        " unexpected internal error (a bug in offsets-auditor, never a verdict about your data),"
-        " with one line on stderr; --traceback shows the whole traceback instead.",
+        epilog="Exit status, for every command: 0-2 are verdicts (0 healthy, 1 warnings, 2"
+        " critical findings; each command's --help says what they mean for it), 3 usage or input"
+        " errors, 4 an internal error (a bug in offsets-auditor, never a verdict about your data:"
+        " one line on stderr, or the whole traceback with --traceback), 5 the Spark JVM died"
+        " (scan), 130 interrupted by Ctrl-C; a command that runs until stopped (serve,"
+        " restart-progress --follow) exits 0 on SIGINT or SIGTERM.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"offsets-auditor {package_version()}"
     )
     parser.add_argument(
         "--traceback",
@@ -49,6 +56,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         else:
             subparsers.add_parser(command, help=extension.SUMMARY, add_help=False)
     return parser
+
+
+def package_version() -> str:
+    """The installed package's version (``pyproject.toml``'s ``version``)."""
+    import importlib.metadata
+
+    return importlib.metadata.version("offsets-auditor")
 
 
 #: The entry point group of the commands other packages of this project add.
@@ -77,16 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(only=_command_in(words))
     args = parser.parse_args(words)
     if args.command is None:
-        parser.print_help()
-        return 2
+        parser.print_help(sys.stderr)
+        return USAGE
     try:
         status: int = args.handler(args)
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly, like other Unix tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+        return BROKEN_PIPE
     except KeyboardInterrupt:
         print("offsets-auditor: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except Exception as error:  # a bug: one line, its own exit status
         if args.traceback:
             traceback.print_exc()

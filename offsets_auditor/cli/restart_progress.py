@@ -16,8 +16,11 @@ just ends but which no longer rewrites replication-offset-checkpoint reads ``not
 ``stopped``.
 
 ``--follow`` keeps reading as the file grows, across rotation and truncation, and prints the
-progress again after each growth (``--json``: one JSON object per line per update).
-Exit status: 0, or 2 when the server log cannot be read (without ``--follow``).
+progress again after each growth (``--json``: one JSON object per line per update); Ctrl-C or
+SIGTERM stops it (exit status 0).
+Exit status: 0 progress printed (or --follow stopped by a signal), 1 the log holds no line in
+the broker's log format (a warning says so: is it the broker's server.log?), 3 usage or input
+errors (the server log cannot be read, or is not text), 4 internal error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -25,13 +28,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from offsets_auditor.cli.commands import summary
+from offsets_auditor.cli.exit_status import USAGE, WARNINGS
 from offsets_auditor.logdir import fs
 from offsets_auditor.restart.fold import ProgressFold
 from offsets_auditor.restart.follow import (
@@ -104,10 +110,14 @@ def run_with(
         version = None if args.kafka_version is None else KafkaVersion.parse(args.kafka_version)
     except ValueError as e:
         print(f"{NAME}: {e}", file=err)
-        return 2
+        return USAGE
     if args.follow and not args.interval > 0:
         print(f"{NAME}: --interval must be a positive number of seconds", file=err)
-        return 2
+        return USAGE
+    problem = _not_text(args.server_log, must_exist=not args.follow)
+    if problem is not None:
+        print(f"{NAME}: {problem}", file=err)
+        return USAGE
     detection = detect_version(args.log_dirs, args.server_log, version)
     now_ms = int(time.time() * 1000)
     totals = read_log_dir_totals(args.log_dirs, detection.used, now_ms) if args.log_dirs else None
@@ -126,11 +136,6 @@ def run_with(
     )
     with LineFollower(server_log) as follower:
         if not args.follow:
-            try:
-                fs.ReadOnlyFile(server_log).close()
-            except OSError as e:
-                print(f"{NAME}: cannot read {server_log}: {e.strerror or e}", file=err)
-                return 2
             # the log's age, with the log dirs', tells a broker killed without a line (one read
             # only: when following, the listing ages while the log grows)
             fold.log_mtime_ms = fs.file_info(server_log).mtime_ms
@@ -139,8 +144,17 @@ def run_with(
             for raw in follower.flush():
                 feeder.feed(raw)
             show(Update(1, snapshot(fold), feeder.lines, 0.0))
+            if fold.last_timestamped_line is None:
+                print(
+                    f"{NAME}: warning: {server_log}: none of its {feeder.lines:,} line(s) is in"
+                    " the broker's log format ('[2019-07-01 12:00:00,123] INFO ...'): is it the"
+                    " broker's server.log (or kafkaServer.out)?",
+                    file=err,
+                )
+                return WARNINGS
             return 0
-        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends --follow normally
+        # Ctrl-C or SIGTERM is how --follow is meant to stop: a clean stop, status 0
+        with contextlib.suppress(KeyboardInterrupt), _sigterm_interrupts():
             follow_progress(
                 follower,
                 feeder,
@@ -150,6 +164,48 @@ def run_with(
                 should_stop=should_stop or (lambda _update: False),
             )
     return 0
+
+
+#: How much of the server log is looked at to tell text from binary.
+TEXT_SNIFF_BYTES = 64 * 1024
+
+
+def _not_text(path: Path, *, must_exist: bool) -> str | None:
+    """Why ``path`` cannot be read as a server log (not there, unreadable, or binary: a NUL
+    byte in its first :data:`TEXT_SNIFF_BYTES`), or None. A file that is not there yet is fine
+    when following (``must_exist`` False): the broker may create it."""
+    try:
+        with fs.ReadOnlyFile(path) as f:
+            head = f.read_at(0, TEXT_SNIFF_BYTES)
+    except FileNotFoundError as e:
+        return f"cannot read {path}: {e.strerror or e}" if must_exist else None
+    except OSError as e:
+        return f"cannot read {path}: {e.strerror or e}"
+    nul = head.find(b"\0")
+    if nul >= 0:
+        return (
+            f"{path} is not a text file (a NUL byte at position {nul:,}): give the broker's"
+            " server.log (or kafkaServer.out)"
+        )
+    return None
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises ``KeyboardInterrupt`` while following, as Ctrl-C does (from the main
+    thread only, where Python runs signal handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _print_json(update: Update, server_log: Path, out: TextIO, detection: Detection) -> None:

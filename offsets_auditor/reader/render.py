@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from offsets_auditor.errors import DecodeError, TruncatedError
+from offsets_auditor.errors import DecodeError, TruncatedError, UnreadableFileError
 from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
 from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
 from offsets_auditor.reader.options import DEFAULT_LIMITS, Backend, Limits
@@ -301,6 +301,11 @@ def _short(value: object) -> str:
 
 
 def error_to_text(error: DecodeError) -> str:
+    """One problem as a line: ``truncated``/``corrupt``/``unreadable``, where, what. A problem
+    that is about the whole file (it cannot be opened) has no byte position and says none."""
+    if isinstance(error, UnreadableFileError) or error.position is None:
+        kind = "unreadable" if error.field == "file" else "corrupt"
+        return f"{kind}: {error.file or '-'}: {error.message}"
     kind = "truncated" if isinstance(error, TruncatedError) else "corrupt"
     where = f"{error.file or '-'} position {error.position}"
     return f"{kind}: {where}: {error.message} (field {error.field})"

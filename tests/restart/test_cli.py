@@ -78,13 +78,13 @@ def test_text_states_eta_basis(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_missing_server_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["restart-progress", "--server-log", str(tmp_path / "nope.log")]) == 2
+    assert main(["restart-progress", "--server-log", str(tmp_path / "nope.log")]) == 3
     assert "cannot read" in capsys.readouterr().err
 
 
 def test_bad_version(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["restart-progress", "--server-log", str(CLEAN["2.3.0"]), "--kafka-version", "x"]
-    assert main(argv) == 2
+    assert main(argv) == 3
     assert "not a Kafka version" in capsys.readouterr().err
 
 
@@ -150,5 +150,5 @@ def test_follow_text_and_bad_interval(tmp_path: Path) -> None:
     assert "__consumer_offsets-0: 2000 ms" in reports[1]
     args.interval = 0
     err = io.StringIO()
-    assert restart_progress.run_with(args, out=io.StringIO(), err=err, clock=clock) == 2
+    assert restart_progress.run_with(args, out=io.StringIO(), err=err, clock=clock) == 3
     assert "--interval" in err.getvalue()
