@@ -30,6 +30,10 @@ class Framing:
 
     declared_size: int | None
     bytes_left: int
+    #: why the bytes there are no entry header Kafka wrote (an offset outside the segment, a
+    #: magic that is no message format), when they say so: then the unframed bytes are not an
+    #: entry being written or cut short, but bytes that never were a Kafka entry
+    not_an_entry: str | None = None
 
 
 class DecodeError(Exception):

@@ -19,6 +19,12 @@ position into one finding, with the consequence for
 A partial entry or a zero-filled tail at the end of the active segment is the normal state of a
 running broker (the entry being written, or ``log.preallocate``) or of one killed mid-write:
 recovery truncates it, the load ends before it, the cleaner never reads the active segment.
+Unless its header says it is no entry Kafka wrote (``Framing.not_an_entry``: an offset outside
+the segment, a magic that is no format): then it is damage wherever it is, a
+``corrupt-segment``. Kafka's readers stop there all the same (2.3.0
+``FileLogInputStream.nextBatch`` returns null for an entry past the end, throws for a size below
+14), so nothing from there on is served, and log recovery after an unclean shutdown truncates
+the segment there.
 """
 
 from __future__ import annotations
@@ -89,13 +95,15 @@ def damage_of(error: DecodeError, *, in_record: bool = False) -> Damage:
 @dataclass(frozen=True, slots=True)
 class CleanerView:
     """What the cleaner makes of the partition: its version's behaviour and buffers, and the
-    failure the emulation ran into (None: none, or no emulation ran)."""
+    failure the emulation ran into (None: none, or no emulation ran), with the message the
+    verdict gives (the finding quotes it: one emulation, one exception)."""
 
     behaviour: CleanerBehaviour
     buffers: ReadBuffers
     failure_damage: CleanerDamage | None = None
     failure_pass: int | None = None
     emulated: bool = False
+    failure_message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +193,11 @@ def _finding(
             first,
             place,
         )
-    if active and set(kinds) <= {Damage.PARTIAL, Damage.UNFRAMED}:
+    not_an_entry = next(
+        (e.framing.not_an_entry for e in spot.reader if e.framing and e.framing.not_an_entry),
+        None,
+    )
+    if active and set(kinds) <= {Damage.PARTIAL, Damage.UNFRAMED} and not_an_entry is None:
         return _make(
             "truncated-tail",
             Severity.INFO,
@@ -207,6 +219,13 @@ def _finding(
     else:
         kind = "checksum-mismatch"
     severity = Severity.CRITICAL if stops_cleaner or load_fails else Severity.WARNING
+    if active and not_an_entry is not None and Damage.UNFRAMED not in kinds:
+        # the load reads up to the log end offset, that of the last whole entry before it
+        load_text = (
+            "ends before it (the log end offset is the last whole entry's): offsets committed"
+            " in these bytes, if they ever held any, are not served"
+        )
+        severity = Severity.WARNING
     detail = f"{what}. Cleaner: {cleaner_text}. Coordinator load: {load_text}. {recovery_text}"
     return _make(kind, severity, detail, spot, first, place)
 
@@ -239,7 +258,7 @@ def _for_the_cleaner(
     )
     failed = cleaner.failure_damage
     if failed is not None and _same_spot(failed.error, stopping):
-        message = _message(failed, cleaner)
+        message = cleaner.failure_message or _message(failed, cleaner)
         return f"pass {cleaner.failure_pass} fails here with '{message}'; {fate}", True
     message = _message(CleanerDamage(stopping, 0), cleaner)
     when = (

@@ -292,6 +292,7 @@ def cleaner_view(e: Emulated, config: CleanerConfig) -> CleanerView:
         failure_damage=failure.damage if failure is not None else None,
         failure_pass=failure.pass_number if failure is not None else None,
         emulated=config.enabled,
+        failure_message=failure.message if failure is not None else None,
     )
 
 

@@ -11,6 +11,10 @@ Framing and stop rules follow Kafka's readers (3.8.0 ``FileLogInputStream.nextBa
   stop.
 - An entry that runs past the end of the file: a partial write, the normal tail of an active
   segment after ``kill -9``. Reported as ``TruncatedError`` at the entry's position, then the end.
+  Kafka's readers stop there alike (2.3.0 ``FileLogInputStream.nextBatch`` returns null: no
+  more batches), whatever the bytes are; but when the header's own fields say it is no entry
+  Kafka wrote (its offset outside the segment, its magic no message format), the error says so
+  (``Framing.not_an_entry``): those bytes are damage, not a write in flight.
 - An entry larger than ``max_batch_bytes``: reported and skipped.
 - A whole entry whose stored CRC does not match: reported (``ChecksumError``) and read all the
   same, in a chunk of its own: Kafka's cleaner and coordinator load never check CRCs, and
@@ -29,7 +33,9 @@ is wrong; ``python`` decodes everything with the reference decoders. Both give t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterator
+from pathlib import PurePath
 from typing import Final, Protocol
 
 from offsets_auditor import _native
@@ -131,7 +137,11 @@ class _Walk:
                             field="log_overhead",
                             position=pos,
                             file=self.file,
-                            framing=Framing(_declared_size(source, pos, remaining), remaining),
+                            framing=Framing(
+                                _declared_size(source, pos, remaining),
+                                remaining,
+                                _not_an_entry(source, pos, self.file),
+                            ),
                         )
                     )
                 break
@@ -145,15 +155,23 @@ class _Walk:
                 yield from self._error(_undersized(source, pos, length, self.file))
                 break
             if entry_size > remaining:
+                not_an_entry = _not_an_entry(source, pos, self.file)
+                message = (
+                    f"entry of {entry_size} bytes runs {entry_size - remaining} bytes past the"
+                    f" end of the file ({size} bytes): a partial write; the valid data ends here"
+                    if not_an_entry is None
+                    else f"the {remaining:,} bytes from here to the end of the file are no entry"
+                    f" Kafka wrote: {not_an_entry} (read as a header, they declare an entry of"
+                    f" {entry_size} bytes, {entry_size - remaining} past the end of the file);"
+                    " Kafka's readers stop here and read none of them"
+                )
                 yield from self._error(
                     TruncatedError(
-                        f"entry of {entry_size} bytes runs {entry_size - remaining} bytes past the"
-                        f" end of the file ({size} bytes): a partial write; the valid data ends"
-                        " here",
+                        message,
                         field="size",
                         position=pos,
                         file=self.file,
-                        framing=Framing(entry_size, remaining),
+                        framing=Framing(entry_size, remaining, not_an_entry),
                     )
                 )
                 break
@@ -229,18 +247,54 @@ class _Walk:
 
 def _undersized(source: ByteSource, pos: int, length: int, file: str | None) -> DecodeError:
     tail = source.size - pos
+    zero = _all_zero(source, pos)
+    not_an_entry = None if zero else _not_an_entry(source, pos, file)
     what = (
         f"; the {tail} bytes from here to the end are all zero (a preallocated or zero-filled tail)"
-        if _all_zero(source, pos)
+        if zero
         else f"; {tail} bytes to the end of the file cannot be framed"
+        + ("" if not_an_entry is None else f" (no entry Kafka wrote: {not_an_entry})")
     )
     return CorruptError(
         f"Found record size {length} smaller than minimum record overhead ({MIN_ENTRY_SIZE}){what}",
         field="size",
         position=pos,
         file=file,
-        framing=Framing(LOG_OVERHEAD.size + length, tail),
+        framing=Framing(LOG_OVERHEAD.size + length, tail, not_an_entry),
     )
+
+
+#: The segment file's name: its base offset, 20 digits (``Log.filenamePrefixFromOffset``).
+_SEGMENT_NAME: Final = re.compile(r"(\d{20})\.log")
+#: How far past its base offset a segment's entries reach: a segment is rolled before an offset
+#: no longer fits the index's 4-byte relative offset (2^31 - 1; KAFKA-5413 segments went a
+#: little past it, so the bound is 2^32).
+_SEGMENT_SPAN: Final = 1 << 32
+
+
+def _not_an_entry(source: ByteSource, pos: int, file: str | None) -> str | None:
+    """Why the header at ``pos`` is not one Kafka wrote, if its fields say so, else None.
+
+    Every entry of a segment has an offset in ``[base offset, base offset + 2^31)`` (its last
+    offset for a v0/v1 wrapper, its base offset for a v2 batch: never below the segment's base
+    offset, which names the file) and a magic of 0, 1 or 2. A partial write at the end of the
+    active segment has both, written with the entry's first bytes; 64 random bits almost never
+    do. Without the 17 header bytes, or a file name that gives the base offset, nothing is
+    said."""
+    header = source.read_at(pos, HEADER_SIZE_UP_TO_MAGIC)
+    if len(header) < HEADER_SIZE_UP_TO_MAGIC:
+        return None
+    offset, _ = LOG_OVERHEAD.unpack_from(header, 0)
+    magic = header[MAGIC_OFFSET]
+    reasons = []
+    name = _SEGMENT_NAME.fullmatch(PurePath(file).name) if file is not None else None
+    if name is not None:
+        base = int(name.group(1))
+        if not base <= offset < base + _SEGMENT_SPAN:
+            reasons.append(f"its offset {offset} is outside this segment (base offset {base})")
+    if magic > 2:
+        reasons.append(f"its magic {magic} is no message format (0, 1 or 2)")
+    return " and ".join(reasons) or None
 
 
 def _declared_size(source: ByteSource, pos: int, remaining: int) -> int | None:
