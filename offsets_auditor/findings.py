@@ -52,3 +52,12 @@ class Finding:
 def exit_status(findings: list[Finding]) -> int:
     """0 healthy, 1 findings at warning level, 2 critical."""
     return max((f.severity.exit_status for f in findings), default=0)
+
+
+def broker_label(broker_id: int | None, log_dir: str) -> str:
+    """How a log dir's broker is named in text: ``broker 3 (/data/kafka-logs)``, or, when its
+    ``meta.properties`` gives no ``broker.id`` (a copy without it), ``the broker of
+    /data/kafka-logs (no broker.id)``: never ``broker None``."""
+    if broker_id is None:
+        return f"the broker of {log_dir} (no broker.id)"
+    return f"broker {broker_id} ({log_dir})"

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from offsets_auditor.cli.internal_error import INTERNAL_ERROR
+from offsets_auditor.findings import broker_label
 
 SUMMARY = "audit many brokers' log dirs on Spark (local[*] or a cluster) and publish the results"
 
@@ -382,7 +383,7 @@ def print_summary(result: Any, seconds: float) -> None:
     for broker in tables["brokers"]:
         partitions = partitions_of.get(broker["input"], [])
         out.write(
-            f"\nbroker {broker['broker_id']} ({broker['log_dir']}), Kafka"
+            f"\n{broker_label(broker['broker_id'], broker['log_dir'])}, Kafka"
             f" {broker['kafka_version']} ({broker['kafka_version_basis']})\n"
         )
         verdicts: dict[str, int] = {}
@@ -441,12 +442,19 @@ def print_replicas(brokers: Any, partitions: Any, out: Any) -> None:
     ):
         where = f" (cluster {cluster})" if cluster else ""
         sides = "  |  ".join(
-            f"broker {b['broker_id']}: {p['size_bytes']:,} B, checkpoint"
+            f"{_short_label(b)}: {p['size_bytes']:,} B, checkpoint"
             f" {'-' if p['cleaner_checkpoint'] is None else p['cleaner_checkpoint']},"
             f" {p['outcome']}"
             for b, p in copies
         )
         out.write(f"  __consumer_offsets-{partition}{where}: {sides}\n")
+
+
+def _short_label(broker: dict[str, Any]) -> str:
+    """``broker 1``; the whole label when there is no broker.id (never ``broker None``)."""
+    if broker["broker_id"] is None:
+        return broker_label(None, broker["log_dir"])
+    return f"broker {broker['broker_id']}"
 
 
 def local_path(text: str) -> Path | None:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, Severity, broker_label
 
 #: (input, partition number) -> (group, topic, partition) -> (committed offset, log offset of
 #: the commit): the offsets the input's coordinator loads from that partition.
@@ -115,8 +115,9 @@ def _divergence(
     return Finding(
         "replica-divergence",
         Severity.WARNING,
-        f"__consumer_offsets-{partition} on broker {left['broker_id']} ({left['log_dir']}) and"
-        f" broker {right['broker_id']} ({right['log_dir']}) disagree below offset {common_end},"
+        f"__consumer_offsets-{partition} on {broker_label(left['broker_id'], left['log_dir'])}"
+        f" and {broker_label(right['broker_id'], right['log_dir'])} disagree below offset"
+        f" {common_end},"
         f" which both hold: {len(differ)} committed offset(s) differ, e.g. group {group!r}"
         f" {topic}-{tp}. Their logs diverged (unclean leader election, restored disk, or"
         " copies of different clusters): after a failover the group would resume elsewhere.",

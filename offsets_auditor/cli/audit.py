@@ -17,6 +17,7 @@ from offsets_auditor.audit.stages import audit_log_dir
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.exit_status import USAGE, statuses
 from offsets_auditor.cli.options import add_reader_option
+from offsets_auditor.findings import broker_label
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
@@ -189,7 +190,7 @@ def print_text(report: dict[str, Any]) -> None:
     for broker in report["brokers"]:
         c = broker["cleaner"]
         out.write(
-            f"broker {broker['broker_id']} ({broker['log_dir']}), Kafka"
+            f"{broker_label(broker['broker_id'], broker['log_dir'])}, Kafka"
             f" {report['kafka_version']['used']}: cleaner"
             f" {'enabled' if c['enabled'] else 'DISABLED'}, {c['threads']} thread(s),"
             f" offset map capacity {c['capacity']:,} keys per thread\n"
@@ -227,7 +228,7 @@ def print_text(report: dict[str, Any]) -> None:
         if broker["recommendation"]:
             r = broker["recommendation"]
             out.write(
-                f"\nrecommendation for broker {broker['broker_id']}:"
+                f"\nrecommendation for {broker_label(broker['broker_id'], broker['log_dir'])}:"
                 f" log.cleaner.dedupe.buffer.size={r['log.cleaner.dedupe.buffer.size']}"
                 f" ({r['arithmetic']})\n"
             )

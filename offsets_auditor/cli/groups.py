@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -302,6 +303,15 @@ def _one_group(
     return 0
 
 
+def iso_ms(epoch_ms: int | None) -> str:
+    """An epoch-milliseconds timestamp as people read it (``2019-07-01T12:00:00.123Z``);
+    ``-`` for none (no expiry; -1, Kafka's "no timestamp"). JSON keeps the milliseconds."""
+    if epoch_ms is None or epoch_ms < 0:
+        return "-"
+    at = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _show_text(out: TextIO, g: GroupState) -> None:
     out.write(f"group {g.group}: {g.state.value} ({g.group_type})\n")
     out.write(f"  __consumer_offsets-{g.coordinator_partition}")
@@ -321,14 +331,13 @@ def _show_text(out: TextIO, g: GroupState) -> None:
         out.write(f"  member {m.member_id} client {m.client_id} host {m.client_host}: {assigned}\n")
     if g.offsets:
         out.write(
-            f"  {'TOPIC':<24} {'PARTITION':>9} {'OFFSET':>12} {'COMMITTED':>14}"
-            f" {'EXPIRES':>14} {'LOG-OFFSET':>10}  METADATA\n"
+            f"  {'TOPIC':<24} {'PARTITION':>9} {'OFFSET':>12} {'COMMITTED (UTC)':<24}"
+            f" {'EXPIRES (UTC)':<24} {'LOG-OFFSET':>10}  METADATA\n"
         )
     for o in g.offsets:
-        expires = "-" if o.expire_timestamp is None else str(o.expire_timestamp)
         out.write(
-            f"  {o.topic:<24} {o.partition:>9} {o.offset:>12} {o.commit_timestamp:>14}"
-            f" {expires:>14} {o.log_offset:>10}  {o.metadata}\n"
+            f"  {o.topic:<24} {o.partition:>9} {o.offset:>12} {iso_ms(o.commit_timestamp):<24}"
+            f" {iso_ms(o.expire_timestamp):<24} {o.log_offset:>10}  {o.metadata}\n"
         )
     for p in g.pending_transactional_offsets:
         o = p.offset
