@@ -6,7 +6,9 @@ records, and merges the newest run of each publisher into the served :class:`~ap
 
 An unreadable run is counted once, reported (``/readyz``, the ``offsets_auditor_results_*``
 metrics, ``OffsetsResultsUnreadable``) and never retried; that publisher's previous run stays
-served (at start: its newest readable one). The results dir need not exist yet: the service
+served (at start: its newest readable one). Once the run is gone (deleted, or pruned by
+``--keep``) and LATEST no longer names it, it is forgotten: it is reported no more (the
+counter keeps counting). The results dir need not exist yet: the service
 waits for the first scan, and says so.
 """
 
@@ -86,6 +88,7 @@ class ResultsStore:
             found = {p.name: p for p in publishers(self.results)}
             for name in set(self.publishers) - set(found):
                 del self.publishers[name]
+                self._forget_failures(name, keep=set())
                 changed = True
             for name, publisher in found.items():
                 state = self.publishers.setdefault(name, PublisherState(publisher))
@@ -109,6 +112,10 @@ class ResultsStore:
         """Bring one publisher up to date; True when its served run changed."""
         publisher = state.publisher
         ids = publisher.run_ids()
+        latest = publisher.latest_id()
+        self._forget_failures(publisher.name, keep={*ids, latest})
+        if state.newest_error is not None and state.newest_error.run_id != latest:
+            state.newest_error = None  # LATEST names another run now (the broken one deleted)
         changed = self._serve_latest(state, ids)
         tables = [self._run_tables(publisher, r) for r in ids]
         history = [
@@ -123,6 +130,12 @@ class ResultsStore:
             del self._tables[key]  # pruned by its publisher
         state.failures = publisher.failures()
         return changed
+
+    def _forget_failures(self, publisher: str, keep: set[str | None]) -> None:
+        """Forget the unreadable runs of ``publisher`` that are gone: neither in its runs nor
+        named by its LATEST."""
+        for key in [k for k in self._failed if k[0] == publisher and k[1] not in keep]:
+            del self._failed[key]
 
     def _serve_latest(self, state: PublisherState, ids: list[str]) -> bool:
         """Serve the publisher's newest run (or, at start, its newest readable one)."""

@@ -140,3 +140,31 @@ def test_no_run_yet_is_not_ready(tmp_path: Path) -> None:
         assert _metric(server, "offsets_auditor_results_loaded") == 0
         assert _metric(server, "offsets_auditor_results_load_errors_total") == 0
         assert server.get("/")[0] == 503
+
+
+def test_a_deleted_broken_run_is_reported_no_more(published_run: Published, tmp_path: Path) -> None:
+    """The store kept every unreadable run's error for ever: after the broken run was deleted
+    (and LATEST named the good one again) /readyz still said the newest run was unreadable."""
+    from api.store import ResultsStore
+
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    shutil.copytree(published_run.run_dir, results / "runs" / published_run.run_id)
+    (results / "LATEST").write_text(published_run.run_id + "\n")
+    store = ResultsStore(results)
+    store.refresh()
+    bad = _new_run_id(results, "damaged")
+    _publish_copy(results, published_run.run_dir, bad, damage=True)
+    store.refresh()
+    assert store.newest_error is not None and store.newest_error.run_id == bad
+    assert [e.run_id for e in store.load_errors()] == [bad]
+    # the operator deletes the broken run and points LATEST back at the good one
+    shutil.rmtree(results / "runs" / bad)
+    (results / "LATEST").write_text(published_run.run_id + "\n")
+    store.refresh()
+    ready, message = store.readiness()
+    assert ready and message == f"serving -: {published_run.run_id}"
+    assert store.newest_error is None
+    assert store.load_errors() == []
+    assert store.failed_run(bad) is None
+    assert store.load_errors_total == 1  # a counter: it keeps what it counted
