@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any, Final
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from prometheus_client import CollectorRegistry
 
 from api.exposition import Exposition
@@ -61,5 +65,29 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
     for router in (status.router, ops.router, groups.router, tables.router):
         app.include_router(router)
     app.add_middleware(groups.GroupIdPath)
+    app.add_exception_handler(RequestValidationError, validation_error)
 
     return app
+
+
+#: The most of a rejected value a 422 repeats (FastAPI's own handler repeats all of it: a
+#: 100 KB group id came back whole, in every error about it).
+MAX_ECHO: Final = 200
+
+
+async def validation_error(request: Request, error: Exception) -> JSONResponse:
+    """FastAPI's 422 (``{"detail": [...]}``), with each rejected ``input`` cut to
+    :data:`MAX_ECHO` characters and its length said."""
+    assert isinstance(error, RequestValidationError)
+    details = [_shortened(e) for e in error.errors()]
+    return JSONResponse(status_code=422, content={"detail": jsonable_encoder(details)})
+
+
+def _shortened(detail: Any) -> Any:
+    value = detail.get("input") if isinstance(detail, dict) else None
+    if isinstance(value, str | bytes) and len(value) > MAX_ECHO:
+        head = value[:MAX_ECHO]
+        if isinstance(head, bytes):
+            head = head.decode("utf-8", "replace")
+        return {**detail, "input": f"{head}... ({len(value):,} characters in all)"}
+    return detail

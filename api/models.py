@@ -19,9 +19,14 @@ _PYTHON: dict[str, Any] = {
 }
 
 
+#: ``cluster_id`` in every table and answer: never null, empty when there is none
+CLUSTER_ID: Any = (str, Field("", description="empty when meta.properties has no cluster.id"))
+
+
 def row_model(table: str, name: str) -> type[BaseModel]:
     fields: dict[str, Any] = {
-        column: (_PYTHON[kind] | None, None) for column, kind in published.TABLES[table]
+        column: CLUSTER_ID if column == "cluster_id" else (_PYTHON[kind] | None, None)
+        for column, kind in published.TABLES[table]
     }
     return create_model(name, __config__=ConfigDict(extra="ignore"), **fields)
 

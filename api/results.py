@@ -241,6 +241,9 @@ def read_table(
             table = table.unify_dictionaries().combine_chunks()
     except (OSError, pa.ArrowException) as error:
         raise UnreadableRun(f"{run_dir.name}/{path.name}: {error}") from error
+    if "cluster_id" in table.column_names:  # one convention in every table: "" for none
+        where = table.schema.get_field_index("cluster_id")
+        table = table.set_column(where, "cluster_id", pc.fill_null(table["cluster_id"], ""))
     for column, kind in wanted:
         found = table.schema.field(column).type
         if pa.types.is_dictionary(found):

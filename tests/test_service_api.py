@@ -3,6 +3,7 @@ server (uvicorn on loopback): content, not only status codes."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -333,11 +334,15 @@ def test_paging(live_server: LiveServer) -> None:
 
 
 def test_brokers_runs_and_probes(live_server: LiveServer, published_run: Published) -> None:
-    brokers = live_server.json("/brokers")
+    page = live_server.json("/brokers")
+    assert (page["run_id"], page["total"], page["offset"]) == (published_run.run_id, 5, 0)
+    brokers = page["items"]
     died = next(b for b in brokers if "cleaner-died" in b["log_dir"])
     assert died["recommended_dedupe_buffer_size"] == 1644816
     assert "68,534 slots x 24 B" in died["recommendation_arithmetic"]
-    assert [b["broker_id"] for b in live_server.json(f"/brokers?cluster={SECOND_CLUSTER}")] == [1]
+    only_b = live_server.json(f"/brokers?cluster={SECOND_CLUSTER}")
+    assert [b["broker_id"] for b in only_b["items"]] == [1]
+    assert len(live_server.json("/brokers?limit=2&offset=4")["items"]) == 1
     runs = live_server.json("/runs")
     (run,) = runs["items"]
     assert (run["run_id"], run["readable"], run["served"]) == (published_run.run_id, True, True)
@@ -377,3 +382,35 @@ def test_status_page(live_server: LiveServer) -> None:
     assert "ceil(61,680 / 0.9) = 68,534" in page
     assert "OffsetsCleanerThreadDeath" in page and "OffsetsPartitionBlocked" in page
     assert re.search(r'class="coordinator">__consumer_offsets-0</strong> of 4', page)
+
+
+def test_cluster_id_is_one_convention_everywhere(live_server: LiveServer) -> None:
+    """``cluster_id`` was null in /partitions, /brokers and /findings and "" in the lookup and
+    the metrics: it is "" for none in every table and answer."""
+    seen: dict[str, set[object]] = {}
+    for path in ("/partitions", "/brokers", "/segments", "/indexes", "/findings"):
+        items = live_server.json(f"{path}?limit=1000")["items"]
+        seen[path] = {row["cluster_id"] for row in items if "cluster_id" in row}
+    seen["lookup"] = {
+        c["cluster_id"]
+        for c in live_server.json("/groups/usercenter/coordinator-partition")["clusters"]
+    }
+    seen["group"] = {c["cluster_id"] for c in live_server.json("/groups/usercenter")["copies"]}
+    for where, values in seen.items():
+        assert None not in values, where
+    assert "" in seen["/partitions"] and SECOND_CLUSTER in seen["/partitions"]
+    assert seen["/brokers"] == {"", SECOND_CLUSTER}
+    spec = live_server.json("/openapi.json")["components"]["schemas"]
+    assert spec["BrokerRow"]["properties"]["cluster_id"]["type"] == "string"
+
+
+@pytest.mark.parametrize("path", ["/group/coordinator-partition", "/group", "/"])
+def test_a_422_does_not_echo_a_huge_value_back(live_server: LiveServer, path: str) -> None:
+    """A 100 KB group id came back whole in the 422 (FastAPI repeats the rejected input)."""
+    long_id = "g" * 100_000
+    code, _, body = live_server.get(f"{path}?group={long_id}")
+    assert code == 422
+    assert len(body) < 2_000, len(body)
+    (detail,) = json.loads(body)["detail"]
+    assert detail["loc"] == ["query", "group"]
+    assert detail["input"] == "g" * 200 + "... (100,000 characters in all)"

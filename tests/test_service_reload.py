@@ -72,12 +72,13 @@ def test_new_run_picked_up_and_unreadable_run_kept_out(
     (results / "LATEST").write_text(published_run.run_id + "\n")
     with LiveServer(results, poll_seconds=0.1) as server:
         assert server.json("/readyz")["run_id"] == published_run.run_id
-        assert len(server.json("/brokers")) == 5
+        assert server.json("/brokers")["total"] == 5
         # 1. the real scan publishes a new run (one log dir) while the server runs
         second = run_scan(spark, scan_options((CLEANER_DIED / "kafka-logs",), results))
         ready = _wait(server, second.run_id)
         assert ready["run_id"] == second.run_id and ready["newest_run_unreadable"] is False
-        assert [b["log_dir"] for b in server.json("/brokers")] == [str(CLEANER_DIED / "kafka-logs")]
+        brokers = server.json("/brokers")["items"]
+        assert [b["log_dir"] for b in brokers] == [str(CLEANER_DIED / "kafka-logs")]
         runs = server.json("/runs")["items"]
         assert [r["run_id"] for r in runs] == [published_run.run_id, second.run_id]
         assert [r["served"] for r in runs] == [False, True]

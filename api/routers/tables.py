@@ -133,11 +133,13 @@ async def partition(
     }
 
 
-@router.get("/brokers", response_model=list[BrokerRow], responses=ERRORS)  # type: ignore[valid-type]
-async def brokers(run: RunDep, cluster: ClusterFilter = None) -> list[dict[str, Any]]:
+@router.get("/brokers", response_model=Page[BrokerRow], responses=ERRORS)  # type: ignore[valid-type]
+async def brokers(
+    run: RunDep, limit: Limit = 100, offset: Offset = 0, cluster: ClusterFilter = None
+) -> dict[str, Any]:
     """One row per log dir: version, cleaner config, threads that die, the recommendation
-    with its arithmetic, totals."""
-    return _filter(run.brokers, cluster_id=cluster)
+    with its arithmetic, totals; paged like every other table."""
+    return _page(run, _filter(run.brokers, cluster_id=cluster), offset, limit)
 
 
 @router.get("/segments", response_model=Page[SegmentRow], responses=ERRORS)  # type: ignore[valid-type]
