@@ -90,7 +90,7 @@ def render(
             f'<p id="run">Run <code>{_e(run.run_id)}</code>, finished'
             f" {_e(run.manifest.get('finished_at'))} ({age / 60:,.0f} min ago),"
             f" {len(run.brokers)} log dir(s), {len(run.partitions)} offsets partition(s),"
-            f" {len(run.groups):,} group(s).</p>"
+            f" {run.group_count:,} group(s).</p>"
         )
     css = "banner" if newest_unreadable or run is None else "banner ok"
     parts.append(f'<div id="readiness" class="{css}">{_e(ready_message)}</div>')

@@ -60,6 +60,8 @@ class View:
     indexes: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     groups: GroupIndex
+    #: distinct group ids per cluster, summed: the run's "groups" wherever it is shown
+    group_count: int = 0
     loaded_at: float = field(default_factory=time.time)
 
     @property
@@ -145,6 +147,7 @@ def merge(runs: Sequence[LoadedRun]) -> View:
         indexes += [i for i in run.indexes if log_dir_key(i) in mine]
         whole = all(log_dir_key(b) in mine for b in run.tables.brokers)
         groups.append(run.groups if whole else _only(run.groups, {k[2] for k in mine}))
+    table = pa.concat_tables(groups).unify_dictionaries()
     return View(
         runs=tuple(runs),
         brokers=broker_rows(members, owner),
@@ -152,7 +155,19 @@ def merge(runs: Sequence[LoadedRun]) -> View:
         segments=segments,
         indexes=indexes,
         findings=merged_rows(members, "findings", owner),
-        groups=GroupIndex.build(pa.concat_tables(groups).unify_dictionaries()),
+        groups=GroupIndex.build(table),
+        group_count=group_count(table),
+    )
+
+
+def group_count(table: pa.Table) -> int:
+    """Distinct ``(cluster_id, group)`` of a groups table: a group that replicas of its
+    partition hold in several log dirs counts once (the scan's ``counts.groups`` alike)."""
+    return int(
+        table.select(["cluster_id", "group"])
+        .group_by(["cluster_id", "group"])
+        .aggregate([])
+        .num_rows
     )
 
 

@@ -80,6 +80,22 @@ def table_chunks(
         yield pa.table([*constants, *part.columns], schema=schema)
 
 
+def distinct_groups(
+    parts: Path, order: Iterable[tuple[int, str]], clusters: Mapping[int, str]
+) -> int:
+    """How many groups the run holds: the distinct group ids of each cluster (``clusters``:
+    input -> its cluster id, "" for none), summed. A group whose partition several log dirs
+    hold (replicas, or one broker's log dir scanned twice) counts once, as the service counts
+    it (``api.view.View.group_count``). In Arrow: no Python object per group."""
+    by_cluster: dict[str, list[pa.Array]] = {}
+    for index, partition in order:
+        part = read(parts, index, partition)
+        if len(part):
+            names = pc.unique(part["group"].combine_chunks())
+            by_cluster.setdefault(clusters[index], []).append(names)
+    return sum(len(pc.unique(pa.chunked_array(names))) for names in by_cluster.values())
+
+
 def latest_commits(
     parts: Path, index: int, partition: str
 ) -> dict[tuple[str, str, int], tuple[int, int]]:

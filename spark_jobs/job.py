@@ -276,7 +276,11 @@ def run_scan(
         tables,
         segment_rows,
         reads_clock,
-        sum(group_counts.values()),
+        group_parts.distinct_groups(
+            parts,
+            order,
+            {i: published.where(i, r)["cluster_id"] or "" for i, r in enumerate(reports)},
+        ),
     )
     run_dir = publish.publish(
         options.home,

@@ -146,8 +146,11 @@ def test_the_run_is_published_whole(everything: ScanResult) -> None:
     assert manifest["counts"]["segments"] == len(segments)
     assert sum(s["size_bytes"] for s in segments) == sum(p["size_bytes"] for p in partitions)
     groups = tables["groups"].to_pylist()
-    assert manifest["counts"]["groups"] == len({(g["input"], g["group"]) for g in groups})
-    assert sum(b["groups"] for b in tables["brokers"].to_pylist()) == manifest["counts"]["groups"]
+    # the run's groups: distinct ids per cluster (the service's count); each broker's: its own
+    assert manifest["counts"]["groups"] == len({(g["cluster_id"], g["group"]) for g in groups})
+    assert sum(b["groups"] for b in tables["brokers"].to_pylist()) == len(
+        {(g["input"], g["group"]) for g in groups}
+    )
     assert not (run.parent.parent / published.STAGING / everything.run_id).exists()
 
 

@@ -414,3 +414,20 @@ def test_a_422_does_not_echo_a_huge_value_back(live_server: LiveServer, path: st
     (detail,) = json.loads(body)["detail"]
     assert detail["loc"] == ["query", "group"]
     assert detail["input"] == "g" * 200 + "... (100,000 characters in all)"
+
+
+def test_one_group_count_on_the_page_and_in_runs(
+    live_server: LiveServer, published_run: Published
+) -> None:
+    """The page said 755 groups (distinct ids) and /runs 756 (groups per log dir, summed: a
+    group two log dirs hold counted twice). Both are the distinct ids per cluster now."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(published_run.run_dir / "groups.parquet", columns=["cluster_id", "group"])
+    pairs = {(c or "", g) for c, g in zip(*table.to_pydict().values(), strict=True)}
+    per_log_dir = sum(b["groups"] for b in live_server.json("/brokers")["items"])
+    assert per_log_dir > len(pairs)  # the run does hold groups in more than one log dir
+    (run,) = live_server.json("/runs")["items"]
+    assert run["counts"]["groups"] == len(pairs)
+    page = live_server.get("/")[2].decode()
+    assert f" {len(pairs):,} group(s)." in page
