@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import resources
 from typing import Any, Final
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import CollectorRegistry
 
 from api.exposition import Exposition
@@ -48,11 +51,14 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
 
     app = FastAPI(
         title="offsets-auditor",
-        version="0.1.0",
+        version=package_version(),
         description=DESCRIPTION,
         lifespan=lifespan,
         responses=BAD_REQUEST,
+        docs_url=None,  # served below from local files: the defaults load from a CDN
+        redoc_url=None,
     )
+    add_docs(app)
     store = ResultsStore(settings.results)
     exposition = Exposition(store)
     registry = CollectorRegistry(auto_describe=False)
@@ -91,3 +97,41 @@ def _shortened(detail: Any) -> Any:
             head = head.decode("utf-8", "replace")
         return {**detail, "input": f"{head}... ({len(value):,} characters in all)"}
     return detail
+
+
+def package_version() -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version("offsets-auditor")
+
+
+#: Where the API viewers' files are served from.
+DOCS_ASSETS: Final = "/docs-assets"
+
+
+def add_docs(app: FastAPI) -> None:
+    """``/docs`` (Swagger UI) and ``/redoc`` (ReDoc) with their scripts, styles and icon
+    served by this service, from the ``fastapi-offline`` package's copies (FastAPI's offline
+    docs recipe, ``fastapi.openapi.docs``): they work where no CDN can be reached."""
+    static = resources.files("fastapi_offline") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(static)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="offsets-auditor API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url="/openapi.json",
+            title="offsets-auditor API",
+            redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )

@@ -431,3 +431,19 @@ def test_one_group_count_on_the_page_and_in_runs(
     assert run["counts"]["groups"] == len(pairs)
     page = live_server.get("/")[2].decode()
     assert f" {len(pairs):,} group(s)." in page
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc"])
+def test_the_api_viewers_load_nothing_from_elsewhere(live_server: LiveServer, path: str) -> None:
+    """/docs loaded Swagger UI from a CDN: blank offline. Every script, style and icon of the
+    viewers is served by the service itself."""
+    code, _, body = live_server.get(path)
+    assert code == 200
+    html = body.decode()
+    urls = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html)
+    urls += re.findall(r"""url:\s*["']([^"']+)["']""", html)
+    assert urls and not [u for u in urls if "//" in u], urls
+    assert "fonts.googleapis" not in html
+    for url in urls:
+        status, _headers, content = live_server.get(url)
+        assert status == 200 and len(content) > 100, url
