@@ -15,7 +15,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -225,6 +225,17 @@ _REPETITIVE: dict[str, tuple[str, ...]] = {
 }
 
 
+#: columns added to the contract after its schema version: a run without them reads them as
+#: nulls (a scan of an older version), every other column must be there
+_ADDED: Final = frozenset(
+    {
+        "recommended_dedupe_buffer_size_with_headroom",
+        "recommendation_heap_bytes",
+        "headroom_arithmetic",
+    }
+)
+
+
 def read_table(
     run_dir: Path, name: str, columns: list[str] | None = None, dictionary: tuple[str, ...] = ()
 ) -> pa.Table:
@@ -234,9 +245,16 @@ def read_table(
     wanted = [(c, t) for c, t in published.TABLES[name] if columns is None or c in columns]
     path = run_dir / f"{name}.parquet"
     try:
+        present = set(pq.read_schema(path).names)
         table = pq.read_table(
-            path, columns=[c for c, _ in wanted], read_dictionary=list(dictionary) or None
+            path,
+            columns=[c for c, _ in wanted if c in present or c not in _ADDED],
+            read_dictionary=list(dictionary) or None,
         )
+        for column, kind in wanted:  # a run published before the column was added
+            if column not in table.column_names:
+                table = table.append_column(column, pa.nulls(len(table), _TYPES[kind]))
+        table = table.select([c for c, _ in wanted])
         if dictionary:
             table = table.unify_dictionaries().combine_chunks()
     except (OSError, pa.ArrowException) as error:

@@ -83,6 +83,9 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("threads_that_die", "int64"),
         ("recommended_dedupe_buffer_size", "int64"),
         ("recommendation_arithmetic", "string"),
+        ("recommended_dedupe_buffer_size_with_headroom", "int64"),
+        ("recommendation_heap_bytes", "int64"),
+        ("headroom_arithmetic", "string"),
         ("partitions", "int64"),
         ("size_bytes", "int64"),
         ("segments", "int64"),
@@ -120,6 +123,9 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("message", "string"),
         ("recommended_dedupe_buffer_size", "int64"),
         ("recommendation_arithmetic", "string"),
+        ("recommended_dedupe_buffer_size_with_headroom", "int64"),
+        ("recommendation_heap_bytes", "int64"),
+        ("headroom_arithmetic", "string"),
         ("load_estimate_seconds", "float64"),
         ("load_estimate_seconds_after_cleaning", "float64"),
         ("load_estimate_basis", "string"),
@@ -259,6 +265,7 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
             "threads_that_die": c["threads_that_die"],
             "recommended_dedupe_buffer_size": r.get("log.cleaner.dedupe.buffer.size"),
             "recommendation_arithmetic": r.get("arithmetic"),
+            **headroom_columns(r),
             "partitions": len(mine),
             "size_bytes": sum(p["size_bytes"] for p in mine),
             "segments": sum(p["segment_count"] for p in mine),
@@ -276,6 +283,16 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
 _CORRUPT_INDEX_VERDICTS: Final = ("corrupt", "fatal")
 
 
+def headroom_columns(recommendation: Mapping[str, Any]) -> dict[str, Any]:
+    """The recommendation with a day's growth (``cleaner.headroom``), rounded, and its heap."""
+    h = recommendation.get("with_headroom") or {}
+    return {
+        "recommended_dedupe_buffer_size_with_headroom": h.get("log.cleaner.dedupe.buffer.size"),
+        "recommendation_heap_bytes": h.get("heap_bytes"),
+        "headroom_arithmetic": h.get("arithmetic"),
+    }
+
+
 def partition_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for p in report["partitions"]:
         cleaner, advice, load, space = (
@@ -291,6 +308,7 @@ def partition_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, 
             "needed_entries": p.get("needed_entries"),
             "recommended_dedupe_buffer_size": advice.get("log.cleaner.dedupe.buffer.size"),
             "recommendation_arithmetic": advice.get("arithmetic"),
+            **headroom_columns(advice),
             "load_estimate_seconds": load["seconds"],
             "load_estimate_seconds_after_cleaning": load["seconds_after_cleaning"],
             "load_estimate_basis": load["basis"],

@@ -402,7 +402,14 @@ def print_summary(result: Any, seconds: float) -> None:
             out.write(
                 f"  recommendation: log.cleaner.dedupe.buffer.size="
                 f"{broker['recommended_dedupe_buffer_size']}"
-                f" ({broker['recommendation_arithmetic']})\n"
+                f" at least ({broker['recommendation_arithmetic']})\n"
+            )
+        if broker.get("recommended_dedupe_buffer_size_with_headroom") is not None:
+            out.write(
+                "  with room for a day's growth: log.cleaner.dedupe.buffer.size="
+                f"{broker['recommended_dedupe_buffer_size_with_headroom']},"
+                f" {broker['recommendation_heap_bytes']:,} B of broker heap"
+                f" ({broker['headroom_arithmetic']})\n"
             )
         severe = [
             f

@@ -18,6 +18,7 @@ from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.capacity import BufferAdvice
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.damage import read_buffers
+from offsets_auditor.cleaner.headroom import Headroom, commit_rate, with_headroom
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
 from offsets_auditor.cleaner.passes import CleanerFailure, PartitionCleaner, PassResult
 from offsets_auditor.cleaner.pool_order import tie_break_rankings
@@ -74,6 +75,8 @@ class PartitionAudit:
     reason: str
     capacity: int
     advice: BufferAdvice | None
+    #: the advice with a day's growth, rounded, and its heap (``cleaner.headroom``)
+    headroom: Headroom | None = None
     #: the verdict for each stretch of the detected version range, when they differ
     #: (``offsets_auditor.audit.alternatives``); empty when every version gives this one
     alternatives: tuple[VersionVerdict, ...] = ()
@@ -114,6 +117,24 @@ class BrokerAudit:
     indexes: tuple[dict[str, Any], ...] = ()
     recovery: dict[str, Any] | None = None
     groups: tuple[GroupState, ...] = ()
+    #: the recommendation with a day's growth: that of the partition needing the most
+    headroom: Headroom | None = None
+
+
+def headroom_of(e: Emulated, config: CleanerConfig) -> Headroom:
+    """The dedupe buffer for ``e``'s dirty section with a day's growth at the commit rate its
+    segments show (``cleaner.headroom``)."""
+    rate = commit_rate(
+        [(s.base_offset, s.next_offset, s.largest_timestamp, s.mtime_ms) for s in e.scan.segments]
+    )
+    return with_headroom(
+        e.needed_entries,
+        max(e.scan.log_end_offset - e.first_dirty, 0),
+        rate,
+        config.threads,
+        config.load_factor,
+        config.io_buffer_size,
+    )
 
 
 def emulate_partition(

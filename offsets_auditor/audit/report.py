@@ -7,6 +7,7 @@ from typing import Any
 
 from offsets_auditor.audit.partition import BrokerAudit, PartitionAudit
 from offsets_auditor.cleaner.capacity import max_desired_map_size
+from offsets_auditor.cleaner.headroom import Headroom
 from offsets_auditor.cleaner.passes import PassResult
 from offsets_auditor.findings import exit_status
 from offsets_auditor.version_detection import Detection
@@ -52,6 +53,20 @@ def report_json(
     }
 
 
+def headroom_json(h: Headroom | None) -> dict[str, Any] | None:
+    """The recommendation with a day's growth, rounded, and the heap it costs
+    (``cleaner.headroom``)."""
+    if h is None:
+        return None
+    return {
+        "log.cleaner.dedupe.buffer.size": h.dedupe_buffer_size,
+        "entries": h.entries,
+        "heap_bytes": h.heap_bytes,
+        "possible": h.possible,
+        "arithmetic": h.arithmetic,
+    }
+
+
 def broker_json(a: BrokerAudit) -> dict[str, Any]:
     c = a.config
     running = a.log_dir.liveness.running
@@ -80,6 +95,7 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
             "entries_needed": a.recommendation.entries,
             "possible": a.recommendation.possible,
             "arithmetic": a.recommendation.arithmetic,
+            "with_headroom": headroom_json(a.headroom),
         },
     }
 
@@ -128,6 +144,7 @@ def partition_json(
             "entries_needed": p.advice.entries,
             "possible": p.advice.possible,
             "arithmetic": p.advice.arithmetic,
+            "with_headroom": headroom_json(p.headroom),
         },
         "load_estimate": load_estimate(p, load_rate, load_basis),
         "space": {

@@ -30,6 +30,7 @@ from offsets_auditor.audit.partition import (
     cleaner_view,
     config_findings,
     emulate_partition,
+    headroom_of,
     judge,
     order_findings,
     pool_rankings,
@@ -242,6 +243,7 @@ def conclude(
                 advice=buffer_for(e.needed_entries, config.threads, config.load_factor)
                 if e.needed_entries > capacity
                 else None,
+                headroom=headroom_of(e, config) if e.needed_entries > capacity else None,
             )
         )
         if verdict in (Outcome.THREAD_DEATH, Outcome.BLOCKED, Outcome.MULTI_PASS):
@@ -270,6 +272,11 @@ def conclude(
             if f not in model.findings and f.kind != "open-transaction"
         )
     worst = max((e.needed_entries for e in emulated), default=0)
+    roomiest = max(
+        (p.headroom for p in partitions if p.headroom is not None),
+        key=lambda h: h.dedupe_buffer_size,
+        default=None,
+    )
     audit = BrokerAudit(
         model,
         config,
@@ -280,6 +287,7 @@ def conclude(
         tuple(indexes),
         recovery,
         groups,
+        headroom=roomiest,
     )
     by_config = {
         c: [o.emulated[i] for o in outcomes if o.emulated] for i, c in enumerate(audit_plan.configs)

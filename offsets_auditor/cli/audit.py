@@ -230,8 +230,15 @@ def print_text(report: dict[str, Any]) -> None:
             out.write(
                 f"\nrecommendation for {broker_label(broker['broker_id'], broker['log_dir'])}:"
                 f" log.cleaner.dedupe.buffer.size={r['log.cleaner.dedupe.buffer.size']}"
-                f" ({r['arithmetic']})\n"
+                f" at least ({r['arithmetic']})\n"
             )
+            h = r.get("with_headroom")
+            if h:
+                out.write(
+                    f"  with room for a day's growth: log.cleaner.dedupe.buffer.size="
+                    f"{h['log.cleaner.dedupe.buffer.size']}, {h['heap_bytes']:,} B of broker heap"
+                    f" ({h['arithmetic']})\n"
+                )
     if report["findings"]:
         out.write("\nfindings:\n")
         for f in report["findings"]:
