@@ -1,34 +1,57 @@
 """The status page at ``/``: server-rendered HTML, no script and nothing fetched from
-elsewhere (it works offline). Never-compacted partitions first, each partition's dirty-section
-demand against the offset map's capacity as an inline SVG bar, the recommendations with their
-arithmetic, the open alerts, and a group lookup box (a plain GET form: ``/?group=ID``)."""
+elsewhere (it works offline). It leads with what is wrong: the partitions with a problem,
+critical then warning (``api.standing``), each with its verdict, its dirty section against the
+offset map's capacity (an inline SVG bar in the problem's colour), and the fix with its
+arithmetic; then the open alerts and the recommendations; then the other partitions, folded
+away with their counts (healthy, empty, nothing to clean). A group lookup box (a plain GET
+form: ``/?group=ID``) sits above it all, its answer under it. Readable from a phone's width
+up: nothing is wider than the screen."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from html import escape
 from typing import Any
 from urllib.parse import quote
 
 from api.alerts import Alert
 from api.results import partition_name
+from api.standing import Kind, Standing, headline, never_compacted_matters, standing
 from api.view import View
 
 _STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
-h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.15em;margin:1.4em 0 .4em}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:3px 6px;
-text-align:left;vertical-align:top}th{background:#f3f3f3}
-.num{text-align:right;white-space:nowrap}
-.critical{color:#fff;background:#b00020;padding:0 4px;border-radius:3px}
-.warning{background:#f0b400;padding:0 4px;border-radius:3px}.info{background:#cde;padding:0 4px;
-border-radius:3px}.never{font-weight:bold;color:#b00020}.banner{padding:.5em;border-radius:4px;
-background:#fdecea;border:1px solid #b00020;margin:.5em 0}
-.ok{background:#e8f5e9;border-color:#2e7d32}.muted{color:#666}
-.arith{font-family:monospace;font-size:12px;word-break:break-word}td code{word-break:break-all}
-form{margin:.3em 0 1em}
-input[type=text]{width:28em;padding:3px}#lookup-result{border:1px solid #ccc;padding:.6em;
-border-radius:4px}code{background:#f3f3f3;padding:0 3px}
+*{box-sizing:border-box}
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;padding:.8em 1em;color:#222;
+max-width:1200px;overflow-wrap:break-word}
+h1{font-size:1.35em;margin:0}h2{font-size:1.15em;margin:1.2em 0 .4em}
+code{background:#f3f3f3;padding:0 3px;border-radius:2px}
+.path{overflow-wrap:anywhere}
+.muted{color:#555}.small{font-size:.87em}
+.badge{display:inline-block;padding:0 6px;border-radius:3px;font-size:.85em;font-weight:600;
+text-transform:uppercase;letter-spacing:.02em}
+.critical .badge,.badge.critical{color:#fff;background:#b00020}
+.warning .badge,.badge.warning{color:#000;background:#f0b400}
+.badge.info{background:#cde}
+.banner{padding:.45em .6em;border-radius:4px;background:#fdecea;border:1px solid #b00020;
+margin:.4em 0}.banner.ok{background:#e8f5e9;border-color:#2e7d32}
+#lookup{display:flex;flex-wrap:wrap;gap:.4em;align-items:center;margin:.6em 0}
+#lookup input{flex:1 1 12em;max-width:28em;min-width:0;padding:4px}
+#lookup-result{border:1px solid #ccc;padding:.5em .7em;border-radius:4px;margin-bottom:.6em}
+#lookup-result p,#lookup-result ul{margin:.2em 0}
+.card{border:1px solid #ddd;border-left:6px solid #999;border-radius:4px;padding:.5em .7em;
+margin:.5em 0}
+.card.critical{border-left-color:#b00020}.card.warning{border-left-color:#f0b400}
+.card h3{font-size:1.05em;margin:0 0 .2em}.card p{margin:.25em 0}
+.meta{color:#444;font-size:.9em}
+.arith{font-family:monospace;font-size:.85em;overflow-wrap:anywhere}
+.fix code{overflow-wrap:anywhere}
+.never{font-weight:600;color:#b00020}
+details{border:1px solid #ddd;border-radius:4px;margin:.4em 0;padding:.3em .7em}
+summary{cursor:pointer;font-weight:600}
+ul.plain{list-style:none;padding:0;margin:.3em 0}ul.plain li{padding:.15em 0;
+border-top:1px solid #eee}
+svg.map-chart{vertical-align:middle;max-width:100%}
 """
 
 
@@ -47,21 +70,29 @@ def _bytes(n: int | None) -> str:
     return str(n)
 
 
-def map_chart(needed: int | None, capacity: int | None) -> str:
+#: the bar's colour by how the partition stands: a partition that does not compact is never
+#: green, whether or not its dirty section would fit the map
+_BAR = {Kind.CRITICAL: "#b00020", Kind.WARNING: "#d08c00"}
+
+
+def map_chart(needed: int | None, capacity: int | None, kind: Kind | None = None) -> str:
     """An inline SVG bar: the dirty section's keys against the offset map's capacity (the
-    vertical line); red past it (more than one pass)."""
+    vertical line). Red for a critical partition, amber for a warning (or past the line:
+    more than one pass), green only for one that compacts."""
     if not capacity or needed is None:
-        return '<span class="muted">no map</span>'
+        return '<span class="muted">no offset map</span>'
+    if needed == 0:
+        return '<span class="muted">no dirty section: nothing for the offset map</span>'
     width, height = 180, 14
     scale = max(needed, capacity) or 1
     bar = round(width * needed / scale)
     line = round(width * capacity / scale)
-    color = "#b00020" if needed > capacity else "#2e7d32"
+    color = _BAR.get(kind or Kind.HEALTHY, "#b00020" if needed > capacity else "#2e7d32")
     share = needed / capacity
     title = f"{needed:,} of {capacity:,} entries ({share:.1%})"
     return (
         f'<svg class="map-chart" width="{width + 2}" height="{height}" role="img"'
-        f' aria-label="{_e(title)}"><title>{_e(title)}</title>'
+        f' aria-label="{_e(title)}" data-color="{color}"><title>{_e(title)}</title>'
         f'<rect x="0" y="2" width="{width}" height="{height - 4}" fill="#eee"/>'
         f'<rect x="0" y="2" width="{bar}" height="{height - 4}" fill="{color}"/>'
         f'<line x1="{line}" y1="0" x2="{line}" y2="{height}" stroke="#000" stroke-width="2"/>'
@@ -77,6 +108,7 @@ def render(
     lookup: dict[str, Any] | None,
     lookup_error: str | None,
     group: str | None,
+    never_compacted_threshold_bytes: int = 100 * 1024 * 1024,
 ) -> str:
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
@@ -87,49 +119,86 @@ def render(
     if run is not None:
         age = time.time() - run.finished_at
         parts.append(
-            f'<p id="run">Run <code>{_e(run.run_id)}</code>, finished'
-            f" {_e(run.manifest.get('finished_at'))} ({age / 60:,.0f} min ago),"
+            f'<p id="run" class="small muted">Run <code>{_e(run.run_id)}</code>, finished'
+            f" {_e(run.manifest.get('finished_at'))} ({age / 60:,.0f} min ago):"
             f" {len(run.brokers)} log dir(s), {len(run.partitions)} offsets partition(s),"
             f" {run.group_count:,} group(s).</p>"
         )
     css = "banner" if newest_unreadable or run is None else "banner ok"
-    parts.append(f'<div id="readiness" class="{css}">{_e(ready_message)}</div>')
-    parts.append(_lookup_box(group, lookup, lookup_error))
-    parts.append(_alerts(alerts))
+    parts.append(f'<div id="readiness" class="{css} small">{_e(ready_message)}</div>')
+    rows = {(p["log_dir"], p["partition"]): p for p in run.partitions} if run is not None else {}
+
+    def matters(log_dir: str, partition: int) -> bool:
+        row = rows.get((log_dir, partition))
+        return row is not None and never_compacted_matters(row, never_compacted_threshold_bytes)
+
+    parts.append(_lookup_box(group, lookup, lookup_error, matters))
     if run is not None:
+        standings = [
+            (
+                p,
+                standing(
+                    p,
+                    run.findings_of(p["log_dir"], p["partition"]),
+                    never_compacted_threshold_bytes,
+                ),
+            )
+            for p in run.partitions
+        ]
+        parts.append(_problems(run, standings))
+        parts.append(_alerts(alerts))
         parts.append(_recommendations(run))
-        parts.append(_partitions(run))
+        parts.append(_the_rest(standings))
+    else:
+        parts.append(_alerts(alerts))
     parts.append(
-        '<p class="muted">JSON: <a href="/partitions">/partitions</a> <a href="/brokers">'
+        '<p class="muted small">JSON: <a href="/partitions">/partitions</a> <a href="/brokers">'
         '/brokers</a> <a href="/findings">/findings</a> <a href="/alerts">/alerts</a>'
         ' <a href="/runs">/runs</a> <a href="/metrics">/metrics</a>'
-        ' <a href="/openapi.json">/openapi.json</a> (<a href="/docs">/docs</a> loads its'
-        " viewer from a CDN)</p></body></html>"
+        ' <a href="/openapi.json">/openapi.json</a> (<a href="/docs">/docs</a>,'
+        ' <a href="/redoc">/redoc</a>)</p></body></html>'
     )
     return "".join(parts)
 
 
-def _lookup_box(group: str | None, lookup: dict[str, Any] | None, error: str | None) -> str:
+# --- the group lookup ---------------------------------------------------------------------
+
+
+def _lookup_box(
+    group: str | None,
+    lookup: dict[str, Any] | None,
+    error: str | None,
+    matters: Callable[[str, int], bool],
+) -> str:
     value = _e(group) if group is not None else ""
     out = [
-        "<h2>Which partition coordinates a group?</h2>",
-        '<form id="lookup" method="get" action="/"><label for="group">Group id</label> ',
+        '<form id="lookup" method="get" action="/"><label for="group">Which partition'
+        " coordinates group</label>",
         f'<input type="text" id="group" name="group" value="{value}" autocomplete="off">',
-        ' <button type="submit" id="lookup-button">Look up</button></form>',
+        '<button type="submit" id="lookup-button">Look up</button></form>',
     ]
     if error is not None:
         out.append(f'<div id="lookup-result" class="banner">{_e(error)}</div>')
     elif lookup is not None:
-        out.append(f'<div id="lookup-result">{_lookup_result(lookup)}</div>')
+        out.append(f'<div id="lookup-result">{_lookup_result(lookup, matters)}</div>')
     return "".join(out)
 
 
-def _lookup_result(a: dict[str, Any]) -> str:
+def _group_name(group: str) -> str:
+    if group == "":
+        return 'the empty group id <code>""</code>'
+    return f"<code>{_e(group)}</code>"
+
+
+def _lookup_result(a: dict[str, Any], matters: Callable[[str, int], bool]) -> str:
     q = quote(a["group"], safe="")
-    out = [
-        f"<p>Group <code>{_e(a['group'])}</code> (Java hashCode {a['java_hash_code']})"
-        + ("" if a["in_run"] else " is not in this run's data, but")
-    ]
+    where = (
+        "holds offsets or metadata in this run"
+        if a["in_run"]
+        else "is not in this run's data (no offsets or metadata of it here);"
+        " its coordinator is where it would be"
+    )
+    out = [f"<p>Group {_group_name(a['group'])} (Java hashCode {a['java_hash_code']}) {where}.</p>"]
     for c in a["clusters"]:
         label = (
             f"cluster <code>{_e(c['cluster_id'])}</code>"
@@ -139,43 +208,96 @@ def _lookup_result(a: dict[str, Any]) -> str:
         out.append(
             f'<p class="answer">In {label}: coordinated by <strong class="coordinator">'
             f"{partition_name(c['partition'])}</strong> of {c['partitions']}"
-            f' <span class="muted">({_e(c["partitions_basis"])})</span></p><ul>'
+            f' <span class="muted small">({_e(c["partitions_basis"])})</span></p><ul>'
         )
         if not c["health"]:
             out.append("<li>no log dir of this run holds that partition</li>")
         for h in c["health"]:
-            never = ' <span class="never">never compacted</span>' if h["never_compacted"] else ""
+            shown = h["never_compacted"] and matters(h["log_dir"], c["partition"])
+            never = ' <span class="never">never compacted</span>' if shown else ""
+            load = h["load_estimate_seconds"]
             out.append(
-                f"<li>broker {_e(h['broker_id'])} <code>{_e(h['log_dir'])}</code>:"
-                f" {_bytes(h['size_bytes'])}{never}, verdict <strong>{_e(h['verdict'])}</strong>"
-                f" ({_e(h['reason'])}), load estimate {_e(h['load_estimate_seconds'])} s,"
+                f"<li>{_broker(h['broker_id'], h['log_dir'])}: {_bytes(h['size_bytes'])}{never},"
+                f" verdict <strong>{_e(h['verdict'])}</strong> ({_e(h['reason'])}), load"
+                f" estimate {'unknown' if load is None else f'{load:,.2f} s'},"
                 f" {len(h['open_findings'])} finding(s)</li>"
             )
         out.append("</ul>")
     out.append(
-        f'<p class="muted">JSON: <a href="/group/coordinator-partition?group={q}">'
+        f'<p class="muted small">JSON: <a href="/group/coordinator-partition?group={q}">'
         f'coordinator-partition</a>, <a href="/group?group={q}">offsets</a>,'
         f' <a href="/group/reset-offsets.csv?group={q}">reset-offsets.csv</a></p>'
     )
     return "".join(out)
 
 
-def _alerts(alerts: list[Alert]) -> str:
-    out = [f"<h2>Open alerts ({len(alerts)})</h2>"]
-    if not alerts:
-        return out[0] + '<p id="alerts">None.</p>'
-    out.append(
-        '<table id="alerts"><tr><th>severity</th><th>alert</th><th>where</th><th>summary</th></tr>'
+def _broker(broker_id: Any, log_dir: str | None) -> str:
+    """``broker 0 …/cleaner-died/kafka-logs`` with the whole path on hover; never
+    ``broker None``."""
+    path = log_dir or ""
+    tail = "/".join(path.rstrip("/").split("/")[-2:])
+    shown = path if len(path) <= 40 else f"…/{tail}"
+    who = "no broker.id" if broker_id is None else f"broker {_e(broker_id)}"
+    return f'{who} <code class="path" title="{_e(path)}">{_e(shown)}</code>'
+
+
+# --- what is wrong ------------------------------------------------------------------------
+
+
+def _problems(run: View, standings: list[tuple[dict[str, Any], Standing]]) -> str:
+    problems = [(p, s) for p, s in standings if s.kind.is_problem]
+    order = {Kind.CRITICAL: 0, Kind.WARNING: 1}
+    problems.sort(key=lambda ps: (order[ps[1].kind], -(ps[0]["size_bytes"] or 0), ps[0]["log_dir"]))
+    critical = sum(s.kind == Kind.CRITICAL for _, s in problems)
+    head = (
+        f'<h2 id="problems-heading">Problems: {critical} critical,'
+        f" {len(problems) - critical} warning</h2>"
     )
-    for a in alerts:
+    if not problems:
+        return head + '<p id="problems">None: every offsets partition compacts.</p>'
+    cards = "".join(_card(p, s) for p, s in problems)
+    return f'{head}<div id="problems">{cards}</div>'
+
+
+def _card(p: dict[str, Any], s: Standing) -> str:
+    kind = str(s.kind)
+    load = p["load_estimate_seconds"]
+    never = ' · <span class="never">never compacted</span>' if s.never_compacted_matters else ""
+    first, *more = s.reasons
+    also = [headline(r) for r in more if r != "never compacted"]
+    also_text = f'<p class="also small">Also: {_e("; ".join(also))}.</p>' if also else ""
+    fix = ""
+    if p["recommended_dedupe_buffer_size"]:
+        fix = '<p class="fix">Fix: ' + _advice(p) + "</p>"
+    return (
+        f'<div class="card problem {kind}" data-kind="{kind}">'
+        f'<h3><span class="badge">{kind}</span> {partition_name(p["partition"])}:'
+        f" {_e(headline(first))}</h3>"
+        f'<p class="meta">{_broker(p["broker_id"], p["log_dir"])} · {_bytes(p["size_bytes"])}'
+        f" · {p['segment_count']} segment(s){never}"
+        f"{'' if load is None else f' · load estimate {load:,.2f} s'}</p>"
+        f'<p class="reason small">Verdict <strong>{_e(p["outcome"])}</strong>:'
+        f" {_e(p['reason'])}</p>{also_text}"
+        f"<p>{map_chart(p['needed_entries'], p['capacity'], s.kind)}</p>{fix}</div>"
+    )
+
+
+def _alerts(alerts: list[Alert]) -> str:
+    out = [f'<h2>Open alerts ({len(alerts)})</h2><div id="alerts">']
+    if not alerts:
+        return out[0] + "None.</div>"
+    order = {"critical": 0, "warning": 1}
+    for a in sorted(alerts, key=lambda a: (order.get(str(a.rule.severity), 2), a.rule.name)):
         where = " ".join(f"{k}={v}" for k, v in a.series if v and k != "log_dir")
         severity = str(a.rule.severity)
         out.append(
-            f'<tr><td><span class="{_e(severity)}">{_e(severity)}</span></td>'
-            f"<td>{_e(a.rule.name)}</td><td>{_e(where)}</td>"
-            f'<td>{_e(a.summary)}<br><small class="muted">{_e(a.description)}</small></td></tr>'
+            f'<div class="card alert {_e(severity)}"><p><span class="badge">{_e(severity)}'
+            f"</span> <strong>{_e(a.rule.name)}</strong>"
+            f' <span class="muted small">{_e(where)}</span></p>'
+            f"<p>{_e(a.summary)}</p>"
+            f'<p class="muted small">{_e(a.description)}</p></div>'
         )
-    out.append("</table>")
+    out.append("</div>")
     return "".join(out)
 
 
@@ -186,11 +308,9 @@ def _recommendations(run: View) -> str:
         if b["recommended_dedupe_buffer_size"]:
             found = True
             out.append(
-                f"<li>broker {_e(b['broker_id'])} <code>{_e(b['log_dir'])}</code>:"
-                " <code>log.cleaner.dedupe.buffer.size="
-                f"{b['recommended_dedupe_buffer_size']}</code>"
-                f" (now {_e(b['dedupe_buffer_size'])}, {_e(b['cleaner_threads'])} thread(s))"
-                f'<br><span class="arith">{_e(b["recommendation_arithmetic"])}</span></li>'
+                f"<li>{_broker(b['broker_id'], b['log_dir'])} (now"
+                f" {_e(b['dedupe_buffer_size'])}, {_e(b['cleaner_threads'])} thread(s)):"
+                f" {_advice(b)}</li>"
             )
     if not found:
         out.append("<li>None: every dirty section fits its offset map.</li>")
@@ -198,34 +318,53 @@ def _recommendations(run: View) -> str:
     return "".join(out)
 
 
-def _partitions(run: View) -> str:
-    rows = sorted(
-        run.partitions,
-        key=lambda p: (not p["never_compacted"], -(p["size_bytes"] or 0), p["log_dir"]),
+# --- the rest, folded away ------------------------------------------------------------------
+
+_QUIET = (
+    (Kind.HEALTHY, "Healthy", "compacted, or compacting in one pass of the offset map"),
+    (
+        Kind.NOTHING_TO_CLEAN,
+        "Nothing to clean",
+        "all their data is the active segment, or too little is dirty yet",
+    ),
+    (Kind.EMPTY, "Empty", "0 bytes"),
+)
+
+
+def _advice(row: dict[str, Any]) -> str:
+    """The buffer to set with room for a day's growth and its heap, then the minimum, each
+    with its arithmetic."""
+    minimum = (
+        f"<code>log.cleaner.dedupe.buffer.size={row['recommended_dedupe_buffer_size']}</code>"
+        f' at least <span class="arith">({_e(row["recommendation_arithmetic"])})</span>'
     )
-    out = [
-        "<h2>Partitions (never compacted first)</h2>",
-        '<table id="partitions"><tr><th>partition</th><th>broker / log dir</th>'
-        '<th class="num">size</th><th>compacted?</th><th>verdict</th>'
-        "<th>dirty section vs offset map</th><th class=num>load estimate</th>"
-        "<th>recommendation</th></tr>",
-    ]
-    for p in rows:
-        never = '<span class="never">never</span>' if p["never_compacted"] else "yes"
-        advice = ""
-        if p["recommended_dedupe_buffer_size"]:
-            advice = (
-                f"<code>log.cleaner.dedupe.buffer.size={p['recommended_dedupe_buffer_size']}</code>"
-                f'<br><span class="arith">{_e(p["recommendation_arithmetic"])}</span>'
-            )
-        load = p["load_estimate_seconds"]
-        out.append(
-            f'<tr class="partition"><td>{partition_name(p["partition"])}</td>'
-            f"<td>{_e(p['broker_id'])} <small><code>{_e(p['log_dir'])}</code></small></td>"
-            f'<td class="num">{_bytes(p["size_bytes"])}</td><td>{never}</td>'
-            f"<td><strong>{_e(p['outcome'])}</strong><br><small>{_e(p['reason'])}</small></td>"
-            f"<td>{map_chart(p['needed_entries'], p['capacity'])}</td>"
-            f'<td class="num">{"" if load is None else f"{load:,.2f} s"}</td><td>{advice}</td></tr>'
+    roomy = row.get("recommended_dedupe_buffer_size_with_headroom")
+    if not roomy:
+        return minimum
+    return (
+        f'<span class="roomy"><code>log.cleaner.dedupe.buffer.size={roomy}</code>'
+        f" ({_bytes(roomy)}) with room for a day's growth, costing"
+        f" {_bytes(row['recommendation_heap_bytes'])} of broker heap</span>"
+        f' <span class="arith">({_e(row["headroom_arithmetic"])})</span><br>'
+        f'<span class="minimum">The minimum: {minimum}</span>'
+    )
+
+
+def _the_rest(standings: list[tuple[dict[str, Any], Standing]]) -> str:
+    out = ['<h2>Other partitions</h2><div id="others">']
+    for kind, title, what in _QUIET:
+        rows = sorted(
+            (p for p, s in standings if s.kind == kind),
+            key=lambda p: (p["log_dir"], p["partition"]),
         )
-    out.append("</table>")
+        items = "".join(
+            f"<li>{partition_name(p['partition'])} · {_broker(p['broker_id'], p['log_dir'])}"
+            f" · {_bytes(p['size_bytes'])} · {_e(p['outcome'])}</li>"
+            for p in rows
+        )
+        out.append(
+            f'<details id="others-{kind}"><summary>{title} ({len(rows)})</summary>'
+            f'<p class="muted small">{what}</p><ul class="plain">{items}</ul></details>'
+        )
+    out.append("</div>")
     return "".join(out)

@@ -37,5 +37,14 @@ async def status_page(
                 lookup = answer(run, check_group_id(group), run.clusters(), None)
             except (BadGroupId, HTTPException) as problem:
                 error = str(problem)
-    html = render(run, message, store.newest_error is not None, alerts, lookup, error, group)
+    html = render(
+        run,
+        message,
+        store.newest_error is not None,
+        alerts,
+        lookup,
+        error,
+        group,
+        settings.never_compacted_threshold_bytes,
+    )
     return HTMLResponse(html, status_code=200 if ready else 503)
