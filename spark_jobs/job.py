@@ -239,9 +239,13 @@ def run_scan(
             if calibrated is not None:
                 load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
         report = report_json(
-            [audit], load_rate, load_basis, detection, source.plan.emulated_versions
+            [audit],
+            load_rate,
+            load_basis,
+            detection,
+            source.plan.emulated_versions,
+            with_groups=False,  # taken apart: the groups table (``group_parts``)
         )
-        del report["groups"]  # taken apart: the groups table (``group_parts``)
         reports.append(report)
 
     def commits(index: int, partition: int) -> dict[tuple[str, str, int], tuple[int, int]]:

@@ -20,7 +20,7 @@ def explode(*args: object, **kwargs: object) -> None:
 def test_an_internal_error_is_one_line_and_status_4(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(audit_cli, "audit_log_dir", explode)
+    monkeypatch.setattr(audit_cli, "audit_log_dir_on", explode)
     assert main(["audit", str(LOG_DIR), "--json"]) == INTERNAL_ERROR == 4
     out, err = capsys.readouterr()
     assert out == ""
@@ -32,7 +32,7 @@ def test_an_internal_error_is_one_line_and_status_4(
 def test_traceback_shows_it_whole_and_still_exits_4(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(audit_cli, "audit_log_dir", explode)
+    monkeypatch.setattr(audit_cli, "audit_log_dir_on", explode)
     assert main(["--traceback", "audit", str(LOG_DIR)]) == INTERNAL_ERROR
     err = capsys.readouterr().err
     assert err.startswith("Traceback (most recent call last):")

@@ -33,10 +33,12 @@ from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules, LoadStart,
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.model import PartitionDir, offsets_partitions, read_log_dir
 from offsets_auditor.reader.decode import DecodedRecord, decode_segment
+from offsets_auditor.reader.segment import read_segment
 from offsets_auditor.records.control import ControlRecord
 from offsets_auditor.records.model import BatchHeader, Record
 from offsets_auditor.schemas import RecordKey, RecordValue
 from tests.support.kafka_dump import read_dump
+from tests.support.offsets_segment import BytesSource, encodable, segment_bytes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 K23 = FIXTURES / "kafka-2.3.0"
@@ -75,6 +77,20 @@ def partition_records(part: PartitionDir) -> Iterator[DecodedRecord | DecodeErro
     for segment in part.segments:
         with fs.ReadOnlyFile(part.path / segment.log.name) as source:
             yield from decode_segment(source, file=f"{part.name}/{segment.log.name}")
+
+
+def replay_segment(rules: LoaderRules, records: list[DecodedRecord]) -> PartitionGroups:
+    """``records`` written as a real segment (``tests/support/offsets_segment.py``) and replayed
+    by what production runs on it: the C reader's chunks into ``DeltaBuilder.add`` (the
+    columns' rules for offset commits, the one-by-one rules for the rest), then the fold."""
+    source = BytesSource(segment_bytes(records))
+    fold = GroupsFold(rules, 0, 1)
+    builder = DeltaBuilder(rules, "s.log")
+    for item in read_segment(source, file="s.log"):
+        assert not isinstance(item, DecodeError), item
+        builder.add(item)
+    fold.add(builder.result())
+    return fold.result()
 
 
 def replay_records(
@@ -347,16 +363,27 @@ REPLAY = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("per_record", [False, True], ids=["one-delta", "delta-per-record"])
+@pytest.mark.parametrize(
+    "via", ["one-delta", "delta-per-record", "segment-bytes"], ids=lambda v: str(v)
+)
 @pytest.mark.parametrize(("case", "version", "records", "expected"), REPLAY)
 def test_replay_rules(
     case: int,
     version: str,
     records: list[DecodedRecord],
     expected: dict[str, tuple[str, dict[str, int], dict[str, int]]],
-    per_record: bool,
+    via: str,
 ) -> None:
-    result = replay_records(loader_rules(version), records, per_record=per_record)
+    """Each case three ways: typed records one at a time into one delta or a delta each, and
+    (``segment-bytes``) written as a real segment and read by the C reader into the columns
+    production replays: the table proves the code that runs."""
+    rules = loader_rules(version)
+    if via == "segment-bytes":
+        if not encodable(records):
+            pytest.skip("new-coordinator records: no encoder here (replayed one by one anyway)")
+        result = replay_segment(rules, records)
+    else:
+        result = replay_records(rules, records, per_record=via == "delta-per-record")
     got = {
         g.group: (
             g.state.value,

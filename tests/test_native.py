@@ -76,6 +76,72 @@ def test_key_table_packed_tuples_with_equal_halves() -> None:
     assert ids.tolist() == list(range(200_000))
 
 
+def _map_put_reference(
+    ids: list[int], offsets: list[int], present: list[bool], stored: list[int], size: int, cap: int
+) -> tuple[int, int, bool]:
+    """Kafka's ``buildOffsetMap`` put loop, one key at a time (the map's size checked before
+    each record)."""
+    last_new = False
+    for i, (key, offset) in enumerate(zip(ids, offsets, strict=True)):
+        if size >= cap:
+            return i, size, last_new
+        last_new = not present[key]
+        if last_new:
+            present[key] = True
+            size += 1
+        stored[key] = offset
+    return len(ids), size, last_new
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), max_size=200),
+    st.lists(st.booleans(), min_size=31, max_size=31),
+    st.integers(0, 40),
+)
+def test_map_put_is_the_put_loop(ids: list[int], held: list[bool], capacity: int) -> None:
+    offsets = [1000 + 7 * i for i in range(len(ids))]
+    present, stored = np.array(held), np.full(31, -1, dtype=np.int64)
+    size = int(present.sum())
+    want_present, want_stored = list(held), [-1] * 31
+    want = _map_put_reference(ids, offsets, want_present, want_stored, size, capacity)
+    got = _native.map_put(
+        np.array(ids, dtype=np.int32), np.array(offsets), present, stored, size, capacity
+    )
+    assert got == want
+    assert present.tolist() == want_present and stored.tolist() == want_stored
+    # without offsets: only the presence and the count
+    present = np.array(held)
+    assert _native.map_put(np.array(ids, dtype=np.int32), None, present, None, size, capacity) == (
+        want
+    )
+
+
+def test_map_put_refuses_ids_out_of_range() -> None:
+    present = np.zeros(4, dtype=np.bool_)
+    with pytest.raises(IndexError):
+        _native.map_put(np.array([1, 4], dtype=np.int32), None, present, None, 0, 10)
+    with pytest.raises(IndexError):
+        _native.map_put(np.array([-1], dtype=np.int32), None, present, None, 0, 10)
+    with pytest.raises(ValueError):
+        _native.map_put(np.array([1], dtype=np.int32), np.array([5]), present, None, 0, 10)
+
+
+def test_intern_all_is_first_seen_order() -> None:
+    ids: dict[str, int] = {}
+    names: list[str] = []
+    out = np.empty(5, dtype=np.int32)
+    assert _native.intern_all(["b", "a", "b", "", "\udcff"], ids, names, out) == 4
+    assert out.tolist() == [0, 1, 0, 2, 3] and names == ["b", "a", "", "\udcff"]
+    out = np.empty(2, dtype=np.int32)
+    assert _native.intern_all(("a", "c"), ids, names, out) == 5
+    assert out.tolist() == [1, 4] and ids == {n: i for i, n in enumerate(names)}
+    with pytest.raises(TypeError):
+        _native.intern_all([b"bytes"], ids, names, out)
+    with pytest.raises(ValueError):
+        _native.intern_all(["a", "b", "c"], ids, names, out)
+
+
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
 def test_builds_without_warnings(tmp_path: Path) -> None:
     include = sysconfig.get_paths()["include"]
