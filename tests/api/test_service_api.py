@@ -4,7 +4,6 @@ server (uvicorn on loopback): content, not only status codes."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from urllib.parse import quote
@@ -17,7 +16,7 @@ from tests.support.service import SECOND_CLUSTER, LiveServer, Published
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _log_dir(name: str, published: Published) -> str:
@@ -274,11 +273,15 @@ def test_metric_names_are_the_contract(live_server: LiveServer) -> None:
     assert not any("group" in k for series in _metrics(live_server).values() for k in series)
 
 
-@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed")
-def test_promtool_check_metrics_reports_nothing(live_server: LiveServer) -> None:
+def test_promtool_check_metrics_reports_nothing(
+    live_server: LiveServer, prometheus_bin: Path
+) -> None:
     _, _, body = live_server.get("/metrics")
     done = subprocess.run(
-        ["promtool", "check", "metrics"], input=body, capture_output=True, timeout=60
+        [str(prometheus_bin / "promtool"), "check", "metrics"],
+        input=body,
+        capture_output=True,
+        timeout=60,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
 

@@ -14,7 +14,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from offsets_auditor.cli.main import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 K23 = FIXTURES / "kafka-2.3.0"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from offsets_auditor.cli.main import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 UNCLEAN = [("kafka-0.9.0.1/unclean-shutdown", "0.9.0.1"), ("kafka-2.3.0/unclean-shutdown", "2.3.0")]
 #: 0.9.0.1 Log.loadSegments: "Found a corrupted index file, <path>, deleting and rebuilding
 #: index..."; 2.3.0 Log.loadSegmentFiles: "Found a corrupted index file corresponding to log
@@ -35,8 +35,9 @@ def test_corrupt_indexes_are_the_ones_the_broker_rebuilt(
     name: str, version: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fixture = FIXTURES / name
-    if not (fixture / "server-restart.log").exists():
-        pytest.skip(f"{name} not generated")
+    assert (fixture / "server-restart.log").exists(), (
+        f"{name} is missing: regenerate it (scripts/fixtures/)"
+    )
     expected = rebuilt_by_broker(fixture / "server-restart.log")
     if version == "0.9.0.1":
         # 0.9 sanity-checks every index at load: the zero-filled tails of the active segments'
@@ -62,7 +63,13 @@ def test_deleted_files_are_normal_not_an_interrupted_clean(
 ) -> None:
     """The real 2.3.0 broker killed with SIGKILL left .deleted segments: files waiting
     file.delete.delay.ms, as on any running broker. Info, and said so."""
-    log_dir = Path(__file__).parent / "fixtures" / "kafka-2.3.0" / "unclean-shutdown" / "kafka-logs"
+    log_dir = (
+        Path(__file__).parent.parent
+        / "fixtures"
+        / "kafka-2.3.0"
+        / "unclean-shutdown"
+        / "kafka-logs"
+    )
     main(["audit", str(log_dir), "--json", "--no-groups", "--kafka-version", "2.3.0"])
     report = json.loads(capsys.readouterr().out)
     deleted = [

@@ -16,7 +16,7 @@ import pytest
 from offsets_auditor.cli.main import main
 from tests.support.synthetic_partitions import Entry, Partition, write_partition
 
-FIXTURE = Path(__file__).parent / "fixtures" / "kafka-2.3.0" / "multi-pass"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "kafka-2.3.0" / "multi-pass"
 PARTITION = "__consumer_offsets-1"
 #: the third of seven segments: neither the first nor the active one
 MIDDLE = "00000000000000039300.log"

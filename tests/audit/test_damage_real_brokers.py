@@ -29,7 +29,7 @@ from offsets_auditor.cli.main import main
 from offsets_auditor.groups.rules import loader_rules
 from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 #: version -> (fixture, the restart whose cleaner tried every partition)
 RUNS = {
     "0.9.0.1": (FIXTURES / "kafka-0.9.0.1" / "corrupt-segments", "after-clean-marker-5-threads"),

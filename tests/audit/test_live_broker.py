@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 BROKER = pytest.mark.skipif(
     os.environ.get("OFFSETS_AUDITOR_BROKER_TESTS") != "1",
     reason="drives a real Kafka 2.3.0 broker: set OFFSETS_AUDITOR_BROKER_TESTS=1",

@@ -11,7 +11,7 @@ import pytest
 from offsets_auditor.audit.load_calibration import calibrate
 from offsets_auditor.cli.main import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 #: 2.3.0 GroupMetadataManager: "Finished loading offsets and group metadata from
 #: __consumer_offsets-N in M milliseconds."; 0.9.0.1: "Finished loading offsets from
 #: [__consumer_offsets,N] in M milliseconds."

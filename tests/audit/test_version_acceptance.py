@@ -11,7 +11,7 @@ import pytest
 
 from offsets_auditor.cli.main import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 NOW = "1800000000000"
 LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs*"))
 

@@ -180,7 +180,7 @@ def test_each_synthetic_entry_reads_as_intended(kind: str) -> None:
 SOUND_ENTRIES = entries(
     kinds=tuple(k for k in KINDS if k != "v2-offset-negative"),
     # a control key ControlRecordType.parse refuses stops Kafka's cleaner; the oracle predates
-    # that (tests/test_damage.py covers it)
+    # that (tests/audit/test_damage.py covers it)
     odd_controls=tuple(
         i for i, (key, _) in enumerate(ODD_CONTROLS) if control_key_problem(key) is None
     ),

@@ -32,7 +32,7 @@ from tests.support import reference_cleaner as ref
 #: the emulation's clock (``scripts/golden/capture.sh``: delete horizons do not move)
 NOW_MS = 1_800_000_000_000
 #: every real log dir but those damaged on purpose: the oracle predates damage-aware passes
-#: (tests/test_damage_real_brokers.py checks those against what the brokers did)
+#: (tests/audit/test_damage_real_brokers.py checks those against what the brokers did)
 LOG_DIRS = sorted(
     d
     for d in FIXTURES.glob("kafka-*/*/kafka-logs*")
@@ -107,7 +107,7 @@ def test_the_oracle_reports_every_field_of_the_product(product: type, oracle: ty
 
 
 #: what the oracle (the emulation of aa82d94) does not model: the damaged spot a pass fails on
-#: (tests/test_damage.py covers it)
+#: (tests/audit/test_damage.py covers it)
 BEYOND_THE_ORACLE = {"damage"}
 
 

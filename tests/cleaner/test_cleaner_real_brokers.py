@@ -15,7 +15,7 @@ import pytest
 from offsets_auditor.cli.main import main
 from tests.support.kafka_cleaner_log import read_cleaner_log
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 #: (fixture dir, Kafka version): real brokers whose cleaner ran on ``kafka-logs`` as committed.
 CLEANER_RUNS = [
     ("kafka-0.9.0.1/cleaner-died", "0.9.0.1"),
@@ -63,8 +63,9 @@ def test_thread_deaths_are_the_brokers(
     name: str, version: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fixture = FIXTURES / name
-    if not (fixture / "log-cleaner.log").exists() or not (fixture / "kafka-logs").is_dir():
-        pytest.skip(f"{name} not generated")
+    assert (fixture / "log-cleaner.log").exists() and (fixture / "kafka-logs").is_dir(), (
+        f"{name} is missing: regenerate it (scripts/fixtures/)"
+    )
     broker = read_cleaner_log(fixture / "log-cleaner.log")
     partitions = by_name(audit(fixture, version, capsys))
     died_on = {run.partition: run.error for run in broker.deaths()}
@@ -81,8 +82,9 @@ def test_passes_and_retained_counts_are_the_brokers(
     name: str, version: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fixture = FIXTURES / name
-    if not (fixture / "log-cleaner.log").exists() or not (fixture / "kafka-logs").is_dir():
-        pytest.skip(f"{name} not generated")
+    assert (fixture / "log-cleaner.log").exists() and (fixture / "kafka-logs").is_dir(), (
+        f"{name} is missing: regenerate it (scripts/fixtures/)"
+    )
     broker = read_cleaner_log(fixture / "log-cleaner.log")
     partitions = by_name(audit(fixture, version, capsys))
     for partition, report in partitions.items():

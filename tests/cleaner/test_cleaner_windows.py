@@ -23,9 +23,9 @@ from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
 from offsets_auditor.cleaner.windows import batch_windows, windows
 from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 from offsets_auditor.reader.reading import DEFAULT_READ
+from tests.cleaner.test_cleaner_oracle import config
 from tests.conftest import FIXTURES
 from tests.support.synthetic_partitions import Entry, Partition, write_partition
-from tests.test_cleaner_oracle import config
 
 
 def _scan(log_dir: Path, partition: int = 0) -> PartitionScan:

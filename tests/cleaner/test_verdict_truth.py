@@ -21,7 +21,7 @@ from offsets_auditor.logdir import fs
 from offsets_auditor.reader.decode import DecodedRecord, decode_segment
 from tests.support.kafka_dump import read_dump
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 NOW = "1800000000000"
 #: extra settings: as the broker ran; a high ratio threshold with a small map (passes stop
 #: early); a small map split over two threads with a low threshold (every pass happens).

@@ -10,7 +10,7 @@ import pytest
 import offsets_auditor.cli.audit as audit_cli
 from offsets_auditor.cli.main import INTERNAL_ERROR, main
 
-LOG_DIR = Path(__file__).parent / "fixtures" / "kafka-2.3.0" / "small-gzip" / "kafka-logs"
+LOG_DIR = Path(__file__).parent.parent / "fixtures" / "kafka-2.3.0" / "small-gzip" / "kafka-logs"
 
 
 def explode(*args: object, **kwargs: object) -> None:

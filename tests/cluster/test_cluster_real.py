@@ -23,7 +23,7 @@ from offsets_auditor.coordinator import coordinator_partition
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 
-CLUSTERS = Path(__file__).parent / "fixtures"
+CLUSTERS = Path(__file__).parent.parent / "fixtures"
 VERSIONS = ["kafka-2.3.0", "kafka-0.9.0.1"]
 
 

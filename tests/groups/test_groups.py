@@ -38,12 +38,12 @@ from offsets_auditor.records.model import BatchHeader, Record
 from offsets_auditor.schemas import RecordKey, RecordValue
 from tests.support.kafka_dump import read_dump
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 K23 = FIXTURES / "kafka-2.3.0"
 SMALL_GZIP = K23 / "small-gzip"
 CLEANER_DIED = FIXTURES / "kafka-0.9.0.1" / "cleaner-died"
 COMPACTION = ["compaction-none", "compaction-snappy", "compaction-lz4", "compaction-zstd"]
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parent.parent.parent
 
 
 def offsets_partitions_count(fixture: Path) -> int:
@@ -547,8 +547,9 @@ def test_cleaner_died_dead_group_and_expired_offsets() -> None:
 def compaction_fixture(name: str) -> tuple[Path, dict[str, Any]]:
     fixture = K23 / name
     expected_file = fixture / "expected-offsets.json"
-    if not expected_file.exists() or not (fixture / "kafka-logs").is_dir():
-        pytest.skip(f"{fixture} not generated (yet)")
+    assert expected_file.exists() and (fixture / "kafka-logs").is_dir(), (
+        f"{fixture} is missing: regenerate it (scripts/fixtures/)"
+    )
     return fixture, json.loads(expected_file.read_text())
 
 
@@ -573,8 +574,9 @@ def test_compaction_cleaned_log_loads_the_same_offsets(name: str) -> None:
     """The same log dir after the real cleaner compacted it (kafka-logs-after): compaction
     must not change what the loader concludes."""
     fixture, expected = compaction_fixture(name)
-    if not (fixture / "kafka-logs-after").is_dir():
-        pytest.skip(f"{fixture}/kafka-logs-after not generated (yet)")
+    assert (fixture / "kafka-logs-after").is_dir(), (
+        f"{fixture}/kafka-logs-after is missing: regenerate it (scripts/fixtures/)"
+    )
     recovered = recover(fixture / "kafka-logs-after", "2.3.0", offsets_partitions_count(fixture))
     view = committed_view(recovered.groups)
     broker = expected["broker_committed_offsets"]
@@ -665,8 +667,9 @@ def test_multi_pass_offsets_equal_the_commits_and_kafkas_dump(logs: str) -> None
     DumpLogSegments of the same partition (dumps/, of kafka-logs) replayed last-wins agrees;
     our recovery of kafka-logs and of the cleaned kafka-logs-after equals both."""
     fixture = K23 / "multi-pass"
-    if not (fixture / "committed.json").exists() or not (fixture / logs).is_dir():
-        pytest.skip("multi-pass not generated (yet)")
+    assert (fixture / "committed.json").exists() and (fixture / logs).is_dir(), (
+        "multi-pass is missing: regenerate it (scripts/fixtures/)"
+    )
     info = json.loads((fixture / "committed.json").read_text())
     rule = re.search(
         r"committed offset i\*(\d+)\+p .*groups with i < (\d+) then committed (\d+)\+i\*(\d+)\+p",
@@ -707,8 +710,9 @@ def test_unclean_shutdown_torn_log_loads_what_the_broker_kept() -> None:
     the groups the broker loaded: nothing half-written is replayed, nothing whole is lost."""
     fixture = K23 / "unclean-shutdown"
     restart_log = fixture / "server-restart.log"
-    if not (fixture / "kafka-logs-after").is_dir() or not restart_log.exists():
-        pytest.skip(f"{fixture} not generated (yet)")
+    assert (fixture / "kafka-logs-after").is_dir() and restart_log.exists(), (
+        f"{fixture} is missing: regenerate it (scripts/fixtures/)"
+    )
     count = offsets_partitions_count(fixture)
     loaded = re.findall(
         r"Finished loading offsets and group metadata from __consumer_offsets-(\d+)",
@@ -730,8 +734,9 @@ def test_unclean_shutdown_torn_log_loads_what_the_broker_kept() -> None:
 def transactions_fixture(logs: str = "kafka-logs") -> tuple[Path, dict[str, Any]]:
     fixture = K23 / "transactions"
     info = fixture / "transactions.json"
-    if not info.exists() or not (fixture / logs).is_dir():
-        pytest.skip(f"{fixture}/{logs} not generated (yet)")
+    assert info.exists() and (fixture / logs).is_dir(), (
+        f"{fixture}/{logs} is missing: regenerate it (scripts/fixtures/)"
+    )
     return fixture, json.loads(info.read_text())
 
 
@@ -809,8 +814,7 @@ def test_transactions_pending_and_committed_agree_with_kafkas_dump() -> None:
     transaction's record is the log offset our committed offset comes from."""
     fixture, info = transactions_fixture()
     paths = sorted((fixture / "dumps").glob(f"{info['offsets_partition']}-*.txt.gz"))
-    if not paths:
-        pytest.skip(f"{fixture}/dumps not generated (yet)")
+    assert paths, f"{fixture}/dumps is missing: regenerate it (scripts/fixtures/)"
     records, markers = dump_transactions(paths)
     hanging, committed = info["hanging_transaction"], info["committed_transaction"]
     assert hanging["producer_id"] not in markers
@@ -843,7 +847,7 @@ def live_fixture() -> Path:
         fixture = K23 / name
         if (fixture / "expected-offsets.json").exists() and (fixture / "kafka-logs").is_dir():
             return fixture
-    pytest.skip("no kafka-2.3.0/compaction-* fixture generated (yet)")
+    raise AssertionError("no kafka-2.3.0/compaction-* fixture: regenerate them (scripts/fixtures/)")
 
 
 def test_cli_groups_json_lists_every_group(capsys: pytest.CaptureFixture[str]) -> None:

@@ -42,7 +42,7 @@ pytestmark = [
     ),
 ]
 
-SCRIPT = Path(__file__).parent.parent / "scripts" / "fixtures" / "kafka_cluster.sh"
+SCRIPT = Path(__file__).parent.parent.parent / "scripts" / "fixtures" / "kafka_cluster.sh"
 PORTS = {
     "2.3.0": (os.environ.get("ZK_PORT", "24682"), int(os.environ.get("KAFKA_PORT", "31692"))),
     "0.9.0.1": (os.environ.get("ZK09_PORT", "25682"), int(os.environ.get("KAFKA09_PORT", "32692"))),

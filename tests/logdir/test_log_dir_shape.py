@@ -10,7 +10,7 @@ import pytest
 from offsets_auditor.cli.main import main
 from offsets_auditor.logdir.shape import log_dirs_below, looks_like_log_dir
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 @pytest.mark.parametrize(

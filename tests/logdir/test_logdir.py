@@ -8,14 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from offsets_auditor.logdir.model import (
-    DirState,
-    LeftoverKind,
-    LogDir,
-    offsets_partitions,
-    parse_partition_dir_name,
-    read_log_dir,
-)
+from offsets_auditor.logdir.layout import DirState, parse_partition_dir_name
+from offsets_auditor.logdir.model import LeftoverKind, LogDir, offsets_partitions, read_log_dir
 from offsets_auditor.versions import KafkaVersion
 
 V0901 = KafkaVersion.parse("0.9.0.1")
@@ -268,8 +262,7 @@ def test_missing_log_dir(tmp_path: Path) -> None:
 
 def test_real_0901_unclean_shutdown_dir(fixtures: Path) -> None:
     case = fixtures / "kafka-0.9.0.1" / "unclean-shutdown"
-    if not (case / "README.md").exists():
-        pytest.skip(f"{case} not generated yet")
+    assert (case / "README.md").exists(), f"{case} is missing: regenerate it (scripts/fixtures/)"
     crashed = read_log_dir(case / "kafka-logs", V0901)
     assert not crashed.clean_shutdown.present  # copied right after kill -9
     assert crashed.findings == ()  # .lock is a known root file

@@ -10,7 +10,7 @@ from pathlib import Path
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.logdir.server_log import find_server_log
 
-FIXTURE = Path(__file__).parent / "fixtures" / "kafka-2.3.0" / "running-broker" / "killed"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "kafka-2.3.0" / "running-broker" / "killed"
 
 
 def test_the_places_looked_at_in_order(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from offsets_auditor.logdir import fs
 from offsets_auditor.reader.decode import DecodedRecord, decode_segment
 from tests.support.kafka_dump import DumpedRecord, read_dump
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 DUMPED = re.compile(r"^Dumping (\S+)$")
 
 

@@ -26,7 +26,7 @@ from offsets_auditor.reader.options import Backend, Limits
 from offsets_auditor.reader.segment import BytesSource
 from tests.support.segments import fix_crcs
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 def _key(group: bytes, topic: bytes, partition: int) -> bytes:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from offsets_auditor import _native
 
-SOURCE = Path(__file__).parent.parent / "offsets_auditor" / "_native.c"
+SOURCE = Path(__file__).parent.parent.parent / "offsets_auditor" / "_native.c"
 WIDTHS = [w for w in (1, 8, 16) if w <= _native.max_simd_width()]
 
 

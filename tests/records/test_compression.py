@@ -647,7 +647,7 @@ def test_fuzz_random_bytes(codec: int, magic: int, prefix: bytes, body: bytes) -
 
 # --- real broker bytes: gzip v2 batches written by Kafka 2.3.0 (tests/fixtures) ---------------
 
-FIXTURE_LOGS = sorted((Path(__file__).parent / "fixtures" / "kafka-2.3.0").rglob("*.log"))
+FIXTURE_LOGS = sorted((Path(__file__).parent.parent / "fixtures" / "kafka-2.3.0").rglob("*.log"))
 
 
 def v2_batches(segment: bytes) -> Iterator[bytes]:

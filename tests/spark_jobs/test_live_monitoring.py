@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 RUN = ROOT / "scripts" / "live" / "monitor_run.sh"
 
 pytestmark = [

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +22,15 @@ from spark_jobs.job import ScanOptions, ScanResult, republish_unchanged, run_sca
 
 pytestmark = pytest.mark.slow
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 #: the project's fixtures, and the shared ones next to the checkout when present
-SHARED = Path(__file__).resolve().parents[2] / "shared/fixtures"
+SHARED = Path(__file__).resolve().parent.parents[2] / "shared/fixtures"
 LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs")) + sorted(
     SHARED.glob("kafka-*/*/kafka-logs")
 )
 NOW_MS = 1_790_000_000_000
 #: findings only a scan of several log dirs makes
 ACROSS_LOG_DIRS = {"duplicate-broker-id", "replica-divergence"}
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from spark_jobs.session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

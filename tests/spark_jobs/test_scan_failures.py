@@ -19,7 +19,7 @@ from spark_jobs import cli as scan_cli
 from spark_jobs import tasks
 from spark_jobs.job import ExecutorError
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 SMALL = FIXTURES / "kafka-2.3.0" / "small-gzip" / "kafka-logs"
 
 

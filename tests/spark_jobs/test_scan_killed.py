@@ -20,7 +20,7 @@ from spark_jobs import publish
 
 pytestmark = pytest.mark.slow
 
-LOG_DIR = Path(__file__).parent / "fixtures/kafka-2.3.0/multi-pass/kafka-logs"
+LOG_DIR = Path(__file__).parent.parent / "fixtures/kafka-2.3.0/multi-pass/kafka-logs"
 PUBLISHER = "killed"
 
 

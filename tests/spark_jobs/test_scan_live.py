@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +21,14 @@ import pytest
 import spark_jobs.job as scan
 from spark_jobs.job import ScanOptions, run_scan
 from tests.conftest import FIXTURES
+from tests.logdir.test_live_logdir import SCENARIOS, Lab, make_lab, signature
 from tests.support.cleaner_renames import run_steps
-from tests.test_live_logdir import SCENARIOS, Lab, make_lab, signature
 
 pytestmark = pytest.mark.slow
 
 LIVE_SCENARIOS = [
     s for s in SCENARIOS if s.id in ("2.3.0-multi-pass-real", "0.9.0.1-two-threads-real")
 ]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from spark_jobs.session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
 
 
 def first_entry(segment: Path) -> bytes:

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -16,16 +17,15 @@ from offsets_auditor import published
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from spark_jobs import publish
 from spark_jobs.job import ScanOptions, run_scan
-from spark_jobs.session import spark_session
-from tests.test_scan import NOW_MS, audit_report, without_across
+from tests.spark_jobs.test_scan import NOW_MS, audit_report, without_across
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parent.parent.parent
 LOG_DIR = ROOT / "tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs"
 
 
-def test_spark_submit_to_a_standalone_cluster(tmp_path: Path) -> None:
+def test_spark_submit_to_a_standalone_cluster(spark: Any, tmp_path: Path) -> None:
     config = LOG_DIR.parent / "broker-server.properties"
     done = subprocess.run(
         [
@@ -54,7 +54,7 @@ def test_spark_submit_to_a_standalone_cluster(tmp_path: Path) -> None:
     assert without_across(report) == without_across(audit_report(LOG_DIR, properties))
     assert "published run" in done.stdout
     local = run_scan(
-        spark_session("local[2]"),
+        spark,
         ScanOptions(
             log_dirs=(LOG_DIR,), out=tmp_path / "local", properties=properties, now_ms=NOW_MS
         ),

@@ -566,7 +566,7 @@ def test_unflushed_segments_below_every_base(tmp_path: Path) -> None:
 
 # --- real unclean shutdowns: our verdicts against the broker's own restart log ---------------
 
-UNCLEAN = Path(__file__).parent / "fixtures"
+UNCLEAN = Path(__file__).parent.parent / "fixtures"
 # The broker's WARN lines at the next start, per loader era (see offsets_auditor.startup.indexes).
 _FOUND = re.compile(r"Found a corrupted index file(?P<rest>.*)")
 _IN_MESSAGE = [
@@ -609,8 +609,7 @@ def _path_in_message(rest: str) -> str:
 @pytest.mark.parametrize("version", ["0.9.0.1", "2.3.0"])
 def test_unclean_shutdown_matches_broker_restart_log(version: str) -> None:
     case = UNCLEAN / f"kafka-{version}" / "unclean-shutdown"
-    if not (case / "README.md").exists():
-        pytest.skip(f"{case} not generated yet")
+    assert (case / "README.md").exists(), f"{case} is missing: regenerate it (scripts/fixtures/)"
     restart_log = (case / "server-restart.log").read_text(errors="replace")
     logdir = read_log_dir(case / "kafka-logs", v(version))
     assert not logdir.clean_shutdown.present  # taken right after kill -9
@@ -683,8 +682,7 @@ def _unflushed_in_log(text: str) -> set[tuple[str, int]]:
 @pytest.mark.parametrize("version", ["0.9.0.1", "2.3.0"])
 def test_unclean_shutdown_recovery_plan_matches_broker(version: str) -> None:
     case = UNCLEAN / f"kafka-{version}" / "unclean-shutdown"
-    if not (case / "README.md").exists():
-        pytest.skip(f"{case} not generated yet")
+    assert (case / "README.md").exists(), f"{case} is missing: regenerate it (scripts/fixtures/)"
     restart_log = (case / "server-restart.log").read_text(errors="replace")
     logdir = read_log_dir(case / "kafka-logs", v(version))
     ours = {

@@ -24,9 +24,9 @@ from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from offsets_auditor.restart.progress import fold_lines
 from offsets_auditor.versions import KafkaVersion
-from tests.test_liveness import held
+from tests.logdir.test_liveness import held
 
-FIXTURE = Path(__file__).parent / "fixtures" / "kafka-2.3.0" / "running-broker"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "kafka-2.3.0" / "running-broker"
 PROPERTIES = tuple(
     parse_java_properties((FIXTURE / "broker-server.properties").read_text(encoding="utf-8"))
 )

@@ -26,9 +26,9 @@ import pytest
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.liveness import BrokerState, judge
 from offsets_auditor.restart.progress import fold_lines
-from tests.test_running_broker import corrupt_files, kinds
+from tests.startup.test_running_broker import corrupt_files, kinds
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 KAFKA = REPO / "scripts" / "fixtures" / "kafka23.sh"
 BROKER = pytest.mark.skipif(
     os.environ.get("OFFSETS_AUDITOR_BROKER_TESTS") != "1",
