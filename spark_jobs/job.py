@@ -34,8 +34,9 @@ from offsets_auditor.audit.stages import (
     log_dir_work,
     read_segment_result,
 )
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.logdir.model import OFFSETS_TOPIC, offsets_partitions, open_partition
+from offsets_auditor.logdir.model import offsets_partitions, open_partition
 from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs import cache, group_parts, publish, rerun
