@@ -20,7 +20,7 @@ from offsets_auditor.audit.stages import log_dir_work
 from offsets_auditor.logdir.model import offsets_partitions, open_partition
 from offsets_auditor.reader.reading import DEFAULT_READ
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs"))
 NOW_MS = 1_790_000_000_000
 
