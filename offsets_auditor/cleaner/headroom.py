@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from offsets_auditor.cleaner.capacity import INT_MAX, MIN_MEMORY_PER_THREAD, buffer_for
+from offsets_auditor.cleaner.capacity import MIN_MEMORY_PER_THREAD, buffer_for
+from offsets_auditor.constants import INT_MAX
 
 #: How far ahead the headroom looks: a day of commits.
 GROWTH_SECONDS: Final = 86_400
