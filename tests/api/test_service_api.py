@@ -374,12 +374,16 @@ def test_status_page(live_server: LiveServer) -> None:
     assert code == 200 and headers["content-type"].startswith("text/html")
     # nothing from elsewhere: no script, no external stylesheet, image or font
     assert "<script" not in page and not re.search(r"(src|href)=\"(https?:)?//", page)
-    rows = re.findall(r'<tr class="partition"><td>(__consumer_offsets-\d+)</td>.*?</tr>', page)
-    assert len(rows) == 20
-    body_rows = re.findall(r'<tr class="partition">.*?</tr>', page)
-    never = ['<span class="never">never</span>' in r for r in body_rows]
-    assert never == sorted(never, reverse=True)  # never compacted first
-    assert page.count('<svg class="map-chart"') >= 16
+    # every partition once: a problem's card, critical ones first, or a line folded away
+    cards = re.findall(r'<div class="card problem (\w+)" data-kind="\1">', page)
+    others = page.split('<div id="others">', 1)[1]
+    folded = re.findall(r"<li>__consumer_offsets-\d+ · ", others)
+    assert len(cards) + len(folded) == 20
+    assert cards == sorted(cards, key=["critical", "warning"].index) and cards[0] == "critical"
+    # each card sets its dirty section against the map, or says there is none
+    for rest in page.split('<div class="card problem ')[1:]:
+        card = rest.split("</div>", 1)[0]
+        assert '<svg class="map-chart"' in card or "no dirty section" in card, card
     assert "61,680 of 39,321 entries (156.9%)" in page
     assert "log.cleaner.dedupe.buffer.size=1644816" in page
     assert "ceil(61,680 / 0.9) = 68,534" in page
