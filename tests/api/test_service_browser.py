@@ -4,7 +4,7 @@ phone's 390 px. It checks what a person sees: the first problem above the fold, 
 before warning, no bar green on a partition that does not compact, the quiet partitions
 folded away with their counts, log dirs on one line, nothing wider than the screen; it uses
 the lookup box and saves screenshots (``OFFSETS_AUDITOR_SCREENSHOTS=DIR`` keeps them: the
-ones in ``docs/screenshots/`` come from here)."""
+ones in ``docs/screenshots/`` come from here, through ``scripts/screenshots.sh``)."""
 
 from __future__ import annotations
 
