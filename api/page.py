@@ -17,7 +17,14 @@ from urllib.parse import quote
 
 from api.alerts import Alert
 from api.results import partition_name
-from api.standing import Kind, Standing, headline, never_compacted_matters, standing
+from api.standing import (
+    NEVER_COMPACTED,
+    Kind,
+    Standing,
+    headline,
+    never_compacted_matters,
+    standing,
+)
 from api.view import View
 
 _STYLE = """
@@ -264,7 +271,7 @@ def _card(p: dict[str, Any], s: Standing) -> str:
     load = p["load_estimate_seconds"]
     never = ' · <span class="never">never compacted</span>' if s.never_compacted_matters else ""
     first, *more = s.reasons
-    also = [headline(r) for r in more if r != "never compacted"]
+    also = [headline(r) for r in more if r != NEVER_COMPACTED]
     also_text = f'<p class="also small">Also: {_e("; ".join(also))}.</p>' if also else ""
     fix = ""
     if p["recommended_dedupe_buffer_size"]:

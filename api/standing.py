@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from offsets_auditor.cleaner.verdict import Outcome
+from offsets_auditor.findings import FindingKind
+
 
 class Kind(StrEnum):
     CRITICAL = "critical"
@@ -23,30 +26,33 @@ class Kind(StrEnum):
         return self in (Kind.CRITICAL, Kind.WARNING)
 
 
-#: verdicts under which the partition does not compact at all (``cleaner.verdict.Outcome``)
-STOPPED = frozenset({"thread-death", "blocked"})
+#: verdicts under which the partition does not compact at all
+STOPPED = frozenset({Outcome.THREAD_DEATH, Outcome.BLOCKED})
 #: verdicts under which there is nothing for the cleaner to do now
-QUIET = frozenset({"nothing-to-clean", "not-eligible"})
+QUIET = frozenset({Outcome.NOTHING_TO_CLEAN, Outcome.NOT_ELIGIBLE})
 #: the findings that repeat the verdict (``audit.report``): said once, as the verdict
-_SAME_AS_VERDICT = {
-    "cleaner-thread-death": "thread-death",
-    "cleaner-blocked": "blocked",
-    "cleaner-multi-pass": "multi-pass",
+_SAME_AS_VERDICT: dict[str, str] = {
+    FindingKind.CLEANER_THREAD_DEATH: Outcome.THREAD_DEATH,
+    FindingKind.CLEANER_BLOCKED: Outcome.BLOCKED,
+    FindingKind.CLEANER_MULTI_PASS: Outcome.MULTI_PASS,
 }
-#: what the page heads each problem with
-HEADLINES = {
-    "thread-death": "its cleaner thread dies on it",
-    "blocked": "no cleaner thread is left for it",
-    "multi-pass": "it needs more than one pass of the offset map",
-    "never compacted": "never compacted",
-    "hanging-transaction": "a hanging transaction pins its compaction",
-    "corrupt-segment": "a damaged segment",
-    "corrupt-record": "a damaged record",
-    "checksum-mismatch": "a checksum mismatch",
-    "partition-skew": "far larger than the other offsets partitions",
-    "corrupt-index": "index files the next start rebuilds (an unclean shutdown)",
-    "unclean-shutdown": "the broker stopped without a clean shutdown",
-    "cleaner-verdict-depends-on-version": "the verdict depends on the exact Kafka version",
+NEVER_COMPACTED = "never compacted"
+#: what the page heads each problem with (a verdict, never compacted, or a finding's kind)
+HEADLINES: dict[str, str] = {
+    Outcome.THREAD_DEATH: "its cleaner thread dies on it",
+    Outcome.BLOCKED: "no cleaner thread is left for it",
+    Outcome.MULTI_PASS: "it needs more than one pass of the offset map",
+    NEVER_COMPACTED: "never compacted",
+    FindingKind.HANGING_TRANSACTION: "a hanging transaction pins its compaction",
+    FindingKind.CORRUPT_SEGMENT: "a damaged segment",
+    FindingKind.CORRUPT_RECORD: "a damaged record",
+    FindingKind.CHECKSUM_MISMATCH: "a checksum mismatch",
+    FindingKind.PARTITION_SKEW: "far larger than the other offsets partitions",
+    FindingKind.CORRUPT_INDEX: "index files the next start rebuilds (an unclean shutdown)",
+    FindingKind.UNCLEAN_SHUTDOWN: "the broker stopped without a clean shutdown",
+    FindingKind.CLEANER_VERDICT_DEPENDS_ON_VERSION: (
+        "the verdict depends on the exact Kafka version"
+    ),
 }
 
 
@@ -99,10 +105,10 @@ def standing(
     if outcome in STOPPED:
         critical.append(outcome)
     critical += [_kind(f) for f in findings if f.get("severity") == "critical"]
-    if outcome == "multi-pass":
+    if outcome == Outcome.MULTI_PASS:
         warning.append(outcome)
     if matters:
-        warning.append("never compacted")
+        warning.append(NEVER_COMPACTED)
     warning += [_kind(f) for f in findings if f.get("severity") == "warning"]
     if critical:
         return Standing(Kind.CRITICAL, _once(critical + warning), matters)

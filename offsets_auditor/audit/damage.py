@@ -49,7 +49,7 @@ from offsets_auditor.errors import (
     TruncatedError,
     UnreadableFileError,
 )
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.rules import LoaderRules
 from offsets_auditor.logdir.model import LogDir, PartitionDir
 from offsets_auditor.startup.indexes import recovery_points
@@ -177,7 +177,7 @@ def _finding(
     what = "; ".join(e.message for e in errors)
     if kinds == [Damage.UNREADABLE]:
         return _make(
-            "unreadable-file",
+            FindingKind.UNREADABLE_FILE,
             Severity.WARNING,
             f"{what}: the auditor read nothing of it (the broker, another user, may)",
             spot,
@@ -186,7 +186,7 @@ def _finding(
         )
     if kinds == [Damage.OVER_LIMIT]:
         return _make(
-            "oversized-entry",
+            FindingKind.OVERSIZED_ENTRY,
             Severity.WARNING,
             f"{what}. The auditor skipped it unread; the broker reads it",
             spot,
@@ -199,7 +199,7 @@ def _finding(
     )
     if active and set(kinds) <= {Damage.PARTIAL, Damage.UNFRAMED} and not_an_entry is None:
         return _make(
-            "truncated-tail",
+            FindingKind.TRUNCATED_TAIL,
             Severity.INFO,
             f"{what}. At the end of the active segment this is the entry being written on a"
             " running broker (or preallocated space), or one cut short by a crash: log recovery"
@@ -213,11 +213,11 @@ def _finding(
     load_text, load_fails = _for_the_load(kinds, place, loader)
     recovery_text = _for_recovery(spot, kinds, segment, place)
     if Damage.UNFRAMED in kinds or Damage.PARTIAL in kinds:
-        kind = "corrupt-segment"
+        kind = FindingKind.CORRUPT_SEGMENT
     elif {Damage.ENTRY, Damage.RECORD, Damage.CONTROL} & set(kinds):
-        kind = "corrupt-record"
+        kind = FindingKind.CORRUPT_RECORD
     else:
-        kind = "checksum-mismatch"
+        kind = FindingKind.CHECKSUM_MISMATCH
     severity = Severity.CRITICAL if stops_cleaner or load_fails else Severity.WARNING
     if active and not_an_entry is not None and Damage.UNFRAMED not in kinds:
         # the load reads up to the log end offset, that of the last whole entry before it
@@ -353,7 +353,7 @@ def _segment_of(file: str | None, place: PartitionPlace) -> int | None:
 
 
 def _make(
-    kind: str,
+    kind: FindingKind,
     severity: Severity,
     detail: str,
     spot: _Spot,
