@@ -32,7 +32,7 @@ from offsets_auditor.logdir.model import (
     DirState,
     LogDir,
     PartitionDir,
-    offsets_partitions,
+    held_offsets_partitions,
 )
 from offsets_auditor.reader.reading import DEFAULT_READ, SegmentReader
 
@@ -306,7 +306,7 @@ def config_findings(logdir: LogDir, config: CleanerConfig) -> list[Finding]:
                 " this broker",
             )
         )
-    partition_dirs = offsets_partitions(logdir)
+    partition_dirs = held_offsets_partitions(logdir)
     if partition_dirs and len(partition_dirs) != config.offsets_topic_partitions:
         found.append(
             Finding(
