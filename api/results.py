@@ -234,9 +234,17 @@ def read_table(
     wanted = [(c, t) for c, t in published.TABLES[name] if columns is None or c in columns]
     path = run_dir / f"{name}.parquet"
     try:
+        present = set(pq.read_schema(path).names)
+        added = published.ADDED_COLUMNS.get(name, frozenset())
+        absent = [(c, t) for c, t in wanted if c not in present and c in added]
         table = pq.read_table(
-            path, columns=[c for c, _ in wanted], read_dictionary=list(dictionary) or None
+            path,
+            columns=[c for c, _ in wanted if (c, _) not in absent],
+            read_dictionary=list(dictionary) or None,
         )
+        for column, kind in absent:  # a run published before the column was added
+            table = table.append_column(column, pa.nulls(table.num_rows, _TYPES[kind]))
+        table = table.select([c for c, _ in wanted])
         if dictionary:
             table = table.unify_dictionaries().combine_chunks()
     except (OSError, pa.ArrowException) as error:

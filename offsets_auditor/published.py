@@ -89,6 +89,13 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("groups", "int64"),
         ("corrupt_index_files", "int64"),
         ("exit_status", "int64"),
+        # what the log dir tells of the offsets topic as a whole (audit.topic_evidence): the
+        # service decides the partition count and the coordinators from every broker's
+        ("offsets_partitions_held", "list<int64>"),
+        ("offsets_topic_num_partitions", "int64"),
+        ("offsets_topic_num_partitions_origin", "string"),
+        ("kraft_metadata_read_to", "int64"),
+        ("kraft_offsets_topic_json", "string"),
     ),
     "partitions": (
         ("input", "int64"),
@@ -202,6 +209,20 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     ),
 }
 
+#: Columns added since their table was first published (``SCHEMA_VERSION`` unchanged): a run
+#: published before has none of them, and a reader takes them as null there.
+ADDED_COLUMNS: Final[dict[str, frozenset[str]]] = {
+    "brokers": frozenset(
+        {
+            "offsets_partitions_held",
+            "offsets_topic_num_partitions",
+            "offsets_topic_num_partitions_origin",
+            "kraft_metadata_read_to",
+            "kraft_offsets_topic_json",
+        }
+    ),
+}
+
 #: The manifest's fields (see ``manifest``).
 MANIFEST_FIELDS: Final = (
     "schema_version",
@@ -267,7 +288,29 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
                 1 for x in report["indexes"] if x["verdict"] in _CORRUPT_INDEX_VERDICTS
             ),
             "exit_status": report["exit_status"],
+            **topic_columns(broker.get("offsets_topic")),
         }
+
+
+def topic_columns(topic: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The offsets-topic evidence columns of a broker's row (``offsets_topic`` of its report:
+    ``audit.topic_evidence``; ``None`` in reports of before it)."""
+    if topic is None:
+        return {
+            "offsets_partitions_held": None,
+            "offsets_topic_num_partitions": None,
+            "offsets_topic_num_partitions_origin": None,
+            "kraft_metadata_read_to": None,
+            "kraft_offsets_topic_json": None,
+        }
+    kraft = topic["kraft_metadata"]
+    return {
+        "offsets_partitions_held": list(topic["partitions_held"]),
+        "offsets_topic_num_partitions": topic["num_partitions"],
+        "offsets_topic_num_partitions_origin": topic["num_partitions_origin"],
+        "kraft_metadata_read_to": None if kraft is None else kraft["read_to"],
+        "kraft_offsets_topic_json": None if kraft is None else json.dumps(kraft),
+    }
 
 
 #: index verdicts (``offsets_auditor.startup.indexes.Verdict``) of a file the broker's next

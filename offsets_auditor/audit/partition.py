@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from offsets_auditor.audit.damage import CleanerView
+from offsets_auditor.audit.topic_evidence import TopicEvidence
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.capacity import BufferAdvice
 from offsets_auditor.cleaner.config import CleanerConfig
@@ -114,6 +115,8 @@ class BrokerAudit:
     indexes: tuple[dict[str, Any], ...] = ()
     recovery: dict[str, Any] | None = None
     groups: tuple[GroupState, ...] = ()
+    #: what the log dir tells of the offsets topic as a whole (for the cluster view)
+    topic: TopicEvidence | None = None
 
 
 def emulate_partition(

@@ -81,6 +81,7 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
             "possible": a.recommendation.possible,
             "arithmetic": a.recommendation.arithmetic,
         },
+        "offsets_topic": None if a.topic is None else a.topic.to_json(),
     }
 
 

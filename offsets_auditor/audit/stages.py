@@ -36,6 +36,7 @@ from offsets_auditor.audit.partition import (
     thread_outcomes,
 )
 from offsets_auditor.audit.plan import AuditPlan, AuditSettings, given_plan
+from offsets_auditor.audit.topic_evidence import topic_evidence
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.blockers import (
     hanging_transaction_findings,
@@ -255,6 +256,8 @@ def conclude(
             )
     findings.extend(skew_findings(partitions))
     findings.extend(config_findings(model, config))
+    topic = topic_evidence(model, audit_plan.settings)
+    findings.extend(topic.findings())
     indexes, recovery, startup_findings = startup_report(model, config.kafka_version)
     findings.extend(startup_findings)
     groups: tuple[GroupState, ...] = ()
@@ -280,6 +283,7 @@ def conclude(
         tuple(indexes),
         recovery,
         groups,
+        topic,
     )
     by_config = {
         c: [o.emulated[i] for o in outcomes if o.emulated] for i, c in enumerate(audit_plan.configs)
