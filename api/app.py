@@ -9,9 +9,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
+from api.cluster import ClusterViews
 from api.exposition import Exposition
+from api.live import LiveWatcher
 from api.metrics import RunCollector
 from api.models import BAD_REQUEST
+from api.routers import clusters as clusters_router
 from api.routers import groups, ops, status, tables
 from api.settings import Settings
 from api.store import Poller, ResultsStore
@@ -36,11 +39,16 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
         poller = Poller(store, settings.poll_seconds) if poll else None
         if poller is not None:
             poller.start()
+        watcher: LiveWatcher | None = app.state.live
+        if watcher is not None and poll:
+            watcher.start()
         try:
             yield
         finally:
             if poller is not None:
                 poller.stop()
+            if watcher is not None and poll:
+                watcher.stop()
 
     app = FastAPI(
         title="offsets-auditor",
@@ -50,7 +58,9 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
         responses=BAD_REQUEST,
     )
     store = ResultsStore(settings.results)
-    exposition = Exposition(store)
+    live = live_watcher(settings)
+    clusters = ClusterViews(store, live, live_max_age(settings))
+    exposition = Exposition(store, clusters)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RunCollector(exposition))
     app.state.settings = settings
@@ -58,8 +68,32 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
     app.state.exposition = exposition
     app.state.registry = registry
     app.state.metrics_cache = {}
-    for router in (status.router, ops.router, groups.router, tables.router):
+    app.state.live = live
+    app.state.clusters = clusters
+    for router in (status.router, ops.router, groups.router, tables.router, clusters_router.router):
         app.include_router(router)
     app.add_middleware(groups.GroupIdPath)
 
     return app
+
+
+def live_watcher(settings: Settings) -> LiveWatcher | None:
+    """The live cluster's watcher when ``--bootstrap-server`` is given (``api.cli`` checked
+    its settings first)."""
+    if settings.bootstrap_server is None:
+        return None
+    from api.cli import client_config
+
+    return LiveWatcher(
+        settings.bootstrap_server,
+        client_config(settings),
+        refresh_seconds=settings.live_refresh_seconds,
+        timeout_seconds=settings.live_timeout_seconds,
+        lookup_wait_seconds=settings.live_lookup_wait_seconds,
+    )
+
+
+def live_max_age(settings: Settings) -> float:
+    """The live metadata is used while younger than this: three refreshes (and at least one
+    minute)."""
+    return max(3 * settings.live_refresh_seconds, 60.0)

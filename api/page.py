@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from html import escape
 from typing import Any
-from urllib.parse import quote
 
 from api.alerts import Alert
+from api.cluster_page import lookup_html
 from api.results import partition_name
 from api.view import View
 
@@ -125,39 +125,7 @@ def _lookup_box(group: str | None, lookup: dict[str, Any] | None, error: str | N
 
 
 def _lookup_result(a: dict[str, Any]) -> str:
-    q = quote(a["group"], safe="")
-    out = [
-        f"<p>Group <code>{_e(a['group'])}</code> (Java hashCode {a['java_hash_code']})"
-        + ("" if a["in_run"] else " is not in this run's data, but")
-    ]
-    for c in a["clusters"]:
-        label = (
-            f"cluster <code>{_e(c['cluster_id'])}</code>"
-            if c["cluster_id"]
-            else "the log dirs without a cluster.id"
-        )
-        out.append(
-            f'<p class="answer">In {label}: coordinated by <strong class="coordinator">'
-            f"{partition_name(c['partition'])}</strong> of {c['partitions']}"
-            f' <span class="muted">({_e(c["partitions_basis"])})</span></p><ul>'
-        )
-        if not c["health"]:
-            out.append("<li>no log dir of this run holds that partition</li>")
-        for h in c["health"]:
-            never = ' <span class="never">never compacted</span>' if h["never_compacted"] else ""
-            out.append(
-                f"<li>broker {_e(h['broker_id'])} <code>{_e(h['log_dir'])}</code>:"
-                f" {_bytes(h['size_bytes'])}{never}, verdict <strong>{_e(h['verdict'])}</strong>"
-                f" ({_e(h['reason'])}), load estimate {_e(h['load_estimate_seconds'])} s,"
-                f" {len(h['open_findings'])} finding(s)</li>"
-            )
-        out.append("</ul>")
-    out.append(
-        f'<p class="muted">JSON: <a href="/group/coordinator-partition?group={q}">'
-        f'coordinator-partition</a>, <a href="/group?group={q}">offsets</a>,'
-        f' <a href="/group/reset-offsets.csv?group={q}">reset-offsets.csv</a></p>'
-    )
-    return "".join(out)
+    return lookup_html(a)
 
 
 def _alerts(alerts: list[Alert]) -> str:

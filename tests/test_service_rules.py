@@ -10,10 +10,9 @@ import pytest
 
 from api.alert_rules import alert_rules
 from api.alerts import firing
-from api.coordination import partition_count
 from api.promql import Snapshot, Timeline
 from api.results import GroupIndex, LoadedRun, RunTables
-from api.samples import data_families
+from api.samples import cluster_families, data_families
 from api.view import View, merge
 from offsets_auditor import published
 
@@ -124,30 +123,6 @@ def test_a_continuing_condition_keeps_its_start() -> None:
     assert starts == [[], [HOUR], [HOUR], [HOUR], [], [5 * HOUR]]
 
 
-@pytest.mark.parametrize(
-    ("numbers", "configured", "count", "says"),
-    [
-        ([0, 1, 2, 3], None, 4, "numbers 0-3, so 4 partitions"),
-        ([0, 1, 3], None, 4, "1 number(s) below 3 are in no scanned log dir"),
-        ([0, 1, 2, 3], "50", 4, "offsets.topic.num.partitions=50"),
-        ([], "50", 50, "as the scan was given it"),
-        ([], None, None, "give ?partitions=N"),
-    ],
-)
-def test_partition_count(
-    numbers: list[int], configured: str | None, count: int | None, says: str
-) -> None:
-    manifest = {
-        "finished_at": "2026-11-24T00:00:00.000Z",
-        "config": {
-            "properties": {"offsets.topic.num.partitions": configured} if configured else {}
-        },
-    }
-    view = _view([_partition(partition=n) for n in numbers], manifest)
-    found, basis = partition_count(view, "")
-    assert found == count and says in basis
-
-
 def test_group_index_finds_every_group_and_pages_by_prefix() -> None:
     names = ["b", "a", "a/b", "", "\U0001f600", "é", "a", "ab", "b"]
     table = pa.table({"group": names, "n": list(range(len(names)))})
@@ -212,9 +187,11 @@ def test_replica_divergence_and_unknown_record_types() -> None:
             "partition": "__consumer_offsets-3",
         }
     ]
-    families = {
-        f.name: f.vector() for f in data_families([_broker(cluster_id="c1")], partitions, findings)
-    }
+    both = [
+        *data_families([_broker(cluster_id="c1")], partitions, findings),
+        *cluster_families(partitions, findings, {}),
+    ]
+    families = {f.name: f.vector() for f in both}
     timeline = Timeline((Snapshot(0.0, families),))
     fired = {a.rule.name: a for a in firing(alert_rules(), timeline, 60.0)}
     divergence = fired["OffsetsReplicaDivergence"]
