@@ -182,6 +182,9 @@ class LogDir:
     partitions: tuple[PartitionDir, ...]
     findings: tuple[Finding, ...] = field(default=())
     liveness: Liveness = NOT_TESTED
+    #: the cluster the operator says the log dir belongs to (``scan --cluster-id``): taken
+    #: where ``meta.properties`` has no ``cluster.id`` (ZooKeeper-mode brokers before 2.4)
+    given_cluster_id: str | None = None
 
     @property
     def broker_id(self) -> int | None:
@@ -189,7 +192,8 @@ class LogDir:
 
     @property
     def cluster_id(self) -> str | None:
-        return None if self.meta is None else self.meta.cluster_id
+        found = None if self.meta is None else self.meta.cluster_id
+        return found if found is not None else self.given_cluster_id
 
     def partition(self, name: str) -> PartitionDir | None:
         return next((p for p in self.partitions if p.name == name), None)
