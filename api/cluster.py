@@ -79,6 +79,8 @@ class ClusterState:
     live_brokers: tuple[Address, ...]
     live_note: str | None
     kraft: OffsetsTopicMetadata | None
+    #: the live cluster (``serve --bootstrap-server``) is this one
+    live_attached: bool
     count: PartitionCount
 
     @property
@@ -201,13 +203,36 @@ def _order(key: tuple[str, int | None, str]) -> tuple[str, int, str]:
     return (cluster, -1 if broker is None else broker, log_dir)
 
 
-def live_cluster_of(snapshot: LiveSnapshot | None, clusters: Iterable[str]) -> str | None:
-    """The served cluster the live one is (by its cluster id; 0.9 has none, nor do its log
-    dirs: then the cluster without one)."""
+def live_cluster_of(
+    snapshot: LiveSnapshot | None, scanned: Mapping[str, Sequence[ScannedBroker]]
+) -> tuple[str | None, str | None]:
+    """(the scanned cluster the live one is, how that was decided when not by its id). By its
+    cluster id (Metadata v2+, Kafka 0.10.1+); else, since ZooKeeper-mode log dirs have no
+    cluster id before 2.4 (and 0.9's Metadata has none either), the one scanned cluster whose
+    brokers are all brokers of the live cluster, when exactly one is."""
     if snapshot is None or snapshot.metadata is None:
-        return None
-    key = cluster_key(snapshot.metadata.cluster_id)
-    return key if key in set(clusters) else None
+        return None, None
+    said = snapshot.metadata.cluster_id
+    if said and said in scanned:
+        return said, None
+    live = {node for node, _host, _port in snapshot.brokers}
+    candidates = [
+        name
+        for name, brokers in scanned.items()
+        if (name == "" or not said)
+        and (ids := {b.broker_id for b in brokers if b.broker_id is not None})
+        and ids <= live
+    ]
+    if len(candidates) != 1:
+        return None, None
+    (name,) = candidates
+    members = sorted(b.broker_id for b in scanned[name] if b.broker_id is not None)
+    why = "has no cluster id in its Metadata (before 0.10.1)" if not said else f"is {said}"
+    shown = f"'{name}'" if name else "without a cluster id"
+    return name, (
+        f"the live cluster ({snapshot.bootstrap}) {why}; taken to be the scanned cluster {shown}:"
+        f" its brokers {', '.join(map(str, members))} are all in the live metadata"
+    )
 
 
 def build_clusters(
@@ -219,7 +244,7 @@ def build_clusters(
 ) -> dict[str, ClusterState]:
     """Every cluster of the view (and a cluster known only from earlier runs), decided."""
     names = set(scanned) | {c for c, _ in seen}
-    attached = live_cluster_of(live, names)
+    attached, matched = live_cluster_of(live, scanned)
     out = {}
     for cluster in sorted(names):
         brokers = list(scanned.get(cluster, ()))
@@ -237,6 +262,7 @@ def build_clusters(
         note: str | None = None
         if live is not None and attached == cluster:
             addresses = live.brokers
+            note = matched
             age = None if live.at is None else now - live.at
             if age is not None and age <= live_max_age:
                 meta = live.metadata
@@ -260,6 +286,7 @@ def build_clusters(
             tuple(addresses),
             note,
             kraft,
+            attached == cluster,
             decide_partition_count(evidence, meta, kraft),
         )
     return out

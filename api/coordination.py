@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from api.cluster import ClusterState, ClusterViews, live_cluster_of
+from api.cluster import ClusterState, ClusterViews
 from api.live import LiveLookup, LiveWatcher
 from api.results import cluster_key
 from api.view import View
@@ -58,7 +58,7 @@ async def lookup(
     given and it is one of ``clusters``."""
     now = time.time()
     _, states = views.now(now)
-    attached = None if live is None else live_cluster_of(live.snapshot(), states)
+    attached = next((name for name, state in states.items() if state.live_attached), None)
     found = None
     if live is not None and attached in clusters:
         found = await live.coordinator(group)

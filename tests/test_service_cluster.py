@@ -378,3 +378,36 @@ def test_a_group_on_two_brokers_with_the_same_log_dir_path_is_two_copies() -> No
     )
     copies = _copies(view, "a", None)
     assert sorted((c["broker_id"], c["offsets"][0]["offset"]) for c in copies) == [(0, 5), (1, 6)]
+
+
+@pytest.mark.parametrize(
+    ("scanned_as", "live_id", "attached"),
+    [
+        # ZooKeeper brokers before 2.4 write no cluster.id: the live cluster (2.3.0: Metadata
+        # v2 says its id) is the scanned cluster without one whose brokers it lists
+        ("", "rtEes1wOSt6-9yHQBkXfVA", True),
+        # 0.9: no id on either side
+        ("", None, True),
+        # scanned with --cluster-id, the live 0.9 cluster has none: its brokers decide
+        ("prod-09", None, True),
+        # the ids differ: another cluster
+        ("other", "rtEes1wOSt6-9yHQBkXfVA", False),
+    ],
+)
+def test_which_scanned_cluster_the_live_one_is(
+    scanned_as: str, live_id: str | None, attached: bool
+) -> None:
+    rows = [{**broker(i, [i, i + 1], 4), "cluster_id": scanned_as or None} for i in range(2)]
+    view = merge([run(f"b{i}", [r], []) for i, r in enumerate(rows)])
+    snapshot = _live(NOW, ((0, "h0", 1), (1, "h1", 1), (2, "h2", 1)))
+    meta = snapshot.metadata
+    assert meta is not None
+    live = LiveSnapshot(
+        "h0:1", NOW, OffsetsTopicMetadata(meta.source, True, meta.partitions, "m", live_id),
+        snapshot.brokers,
+    )  # fmt: skip
+    state = states(view, live)[scanned_as]
+    assert state.live_attached is attached
+    assert (state.count.source.value == "live-cluster") is attached
+    if attached and live_id != scanned_as:
+        assert state.live_note is not None and "taken to be the scanned cluster" in state.live_note

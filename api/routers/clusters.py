@@ -54,7 +54,7 @@ async def clusters(
             states[n],
             now,
             stale_after,
-            None if snapshot is None or not states[n].live_brokers else snapshot.to_json(now),
+            None if snapshot is None or not states[n].live_attached else snapshot.to_json(now),
         )
         for n in names
     ]
