@@ -207,7 +207,9 @@ def _live(live: LiveLookup, leader: int | None) -> tuple[dict[str, Any], bool | 
         "reason": lookup.reason,
         "group_state": lookup.group_state,
     }
-    loading = None if lookup.node_id is None else str(lookup.state) == "loading"
+    # ready: loaded; loading: COORDINATOR_LOAD_IN_PROGRESS; anything else (not-coordinator,
+    # which 0.9 also answers while it loads) says neither
+    loading = {"ready": False, "loading": True}.get(str(lookup.state))
     note = None
     if lookup.node_id is not None and leader is not None and lookup.node_id != leader:
         note = (

@@ -132,6 +132,9 @@ class LiveWatcher:
             )
         except TimeoutError:
             return LiveLookup(None, None, pending=True)
+        except Exception as error:  # a bug in the worker's call: said, and asked again next time
+            self._asked.pop(group, None)
+            return LiveLookup(LiveError(f"{type(error).__name__}: {error}"), time.time())
         found = self._lookups.get(group)
         return found if found is not None else LiveLookup(None, None, pending=True)
 

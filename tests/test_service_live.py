@@ -120,3 +120,20 @@ def test_concurrent_lookups_each_answered(groups: int) -> None:
         assert all(f.answer.group_id == f"g{i}" for i, f in enumerate(found))  # type: ignore[attr-defined]
     finally:
         w.stop()
+
+
+def test_a_failing_call_is_an_answer_not_a_500() -> None:
+    cluster = FakeCluster()
+
+    def broken(group: str) -> CoordinatorLookup:
+        raise RuntimeError("boom")
+
+    cluster.find_coordinator = broken  # type: ignore[method-assign]
+    w = watcher(cluster, lookup_wait_seconds=2.0, refresh_seconds=3600)
+    w.start()
+    try:
+        found = asyncio.run(w.coordinator("g"))
+        assert isinstance(found.answer, LiveError) and "boom" in found.answer.reason
+        assert "g" not in w._asked  # asked again next time
+    finally:
+        w.stop()
