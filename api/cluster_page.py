@@ -54,7 +54,7 @@ def _cluster_answer(c: dict[str, Any]) -> str:
         if c["cluster_id"]
         else "the log dirs without a cluster.id"
     )
-    flag = ' <span class="uncertain">(uncertain)</span>' if c["uncertain"] else ""
+    flag = ' <span class="uncertain">(count uncertain)</span>' if c["partitions_uncertain"] else ""
     if c["partition"] is None:
         head = f"In {label}: no partition: the evidence supports no partition count{flag}."
     else:
@@ -65,7 +65,7 @@ def _cluster_answer(c: dict[str, Any]) -> str:
         )
         coordinator = c["coordinator"]
         if coordinator is None:
-            head += ", led by a broker the served data cannot name"
+            head += ", its leader unknown (see why)"
         else:
             where = (
                 f"{coordinator['host']}:{coordinator['port']}"
