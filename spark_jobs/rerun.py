@@ -30,7 +30,8 @@ import xxhash
 
 from offsets_auditor import published
 from offsets_auditor.logdir.fs import probe_lock
-from offsets_auditor.logdir.liveness import LOCK_FILE, judge
+from offsets_auditor.logdir.layout import LOCK_FILE
+from offsets_auditor.logdir.liveness import judge
 from spark_jobs import publish
 
 
