@@ -157,14 +157,35 @@ def test_the_serve_command_imports_nothing_heavy_until_it_runs() -> None:
         (["--results", "/etc/hostname"], "is not a directory"),
         (["--results", ".", "--port", "99999"], "--port: Input should be less than or equal"),
         (["--results", ".", "--poll-seconds", "0"], "--poll-seconds: Input should be greater"),
+        (
+            ["--results", ".", "--command-config", "/etc/hostname"],
+            "--command-config needs --bootstrap-server",
+        ),
+        (["--results", ".", "--bootstrap-server", ","], "give HOST:PORT[,HOST:PORT...]"),
+        (
+            ["--results", ".", "--bootstrap-server", "h:9092", "--command-config", "/nowhere"],
+            "--command-config /nowhere: [Errno 2]",
+        ),
+        (
+            ["--results", ".", "--bootstrap-server", "h:9092", "--command-config", "{bogus}"],
+            "security.protocol=BOGUS: expected one of",
+        ),
     ],
 )
 def test_serve_usage_errors_exit_3(
-    args: list[str], says: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    args: list[str],
+    says: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     from offsets_auditor.cli.main import main
 
     monkeypatch.delenv("OFFSETS_AUDITOR_RESULTS", raising=False)
+    if "{bogus}" in args:  # a client properties file the client cannot honour
+        bogus = tmp_path / "client.properties"
+        bogus.write_text("security.protocol=bogus\n")
+        args = [str(bogus) if a == "{bogus}" else a for a in args]
     assert main(["serve", *args]) == 3
     assert says in capsys.readouterr().err
 
