@@ -51,6 +51,11 @@ FAILURE_FIELDS: Final = ("run_id", "publisher", "failed_at", "log_dirs", "exit_s
 
 #: A publisher's name: what ``scan --publisher`` takes (a directory name on every filesystem).
 PUBLISHER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: A cluster id ``scan --cluster-id`` takes. Kafka's are URL-safe base64 of a random UUID (2.3.0
+#: ``CoreUtils.generateUuidAsBase64``: ``Base64.getUrlEncoder.withoutPadding``), so they may
+#: begin with ``_`` or ``-``; never a path component (the default publisher puts
+#: ``broker-<id>.`` before it).
+CLUSTER_ID: Final = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def publisher_home(results: Path, publisher: str) -> Path:

@@ -107,7 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " cluster.id (ZooKeeper-mode brokers before Kafka 2.4): the service tells clusters apart"
         " by it. Give each broker's scan the same (the cluster id the brokers report, e.g."
         " zookeeper-shell.sh ... get /cluster/id, or any name); a LOGDIR whose meta.properties"
-        " names another is refused",
+        " names another is refused. One that begins with '-': --cluster-id=ID",
     )
     parser.add_argument(
         "--keep",
@@ -200,10 +200,10 @@ def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
                 " or see docs/operators-guide.md, 'Other filesystems')"
             )
         log_dirs.append(path.resolve())
-    if args.cluster_id is not None and not published_name(args.cluster_id):
+    if args.cluster_id is not None and not cluster_id_name(args.cluster_id):
         raise UsageError(
-            f"--cluster-id {args.cluster_id!r}: use letters, digits, '.', '_' and '-' (Kafka's"
-            " cluster ids are URL-safe base64)"
+            f"--cluster-id {args.cluster_id!r}: use letters, digits, '.', '_' and '-', at most"
+            " 100 (Kafka's cluster ids are URL-safe base64)"
         )
     failures.publisher = args.publisher or default_publisher(log_dirs, args.cluster_id)
     for text, path in zip(args.log_dirs, log_dirs, strict=True):
@@ -301,6 +301,12 @@ def published_name(name: str) -> bool:
     from offsets_auditor import published
 
     return published.PUBLISHER_NAME.fullmatch(name) is not None
+
+
+def cluster_id_name(name: str) -> bool:
+    from offsets_auditor import published
+
+    return published.CLUSTER_ID.fullmatch(name) is not None
 
 
 def meta_cluster_id(log_dir: Path) -> str | None:

@@ -168,7 +168,7 @@ def _scan(work: Path, results: Path, broker: int, cluster_id: str | None) -> sub
         "1g",
     ]
     if cluster_id:
-        args += ["--cluster-id", cluster_id]
+        args.append(f"--cluster-id={cluster_id}")  # an id may begin with "-"
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -148,3 +148,11 @@ def test_cluster_id_for_log_dirs_without_one(
     assert status == 3
     assert "meta.properties says cluster.id=Qx-9" in capsys.readouterr().err
     assert main(["scan", str(SMALL), "--out", str(results), "--cluster-id", "a/b"]) == 3
+    assert "--cluster-id 'a/b': use letters" in capsys.readouterr().err
+    # Kafka's ids are URL-safe base64 and may begin with '_' or '-' (a real 2.3.0 cluster's
+    # id): taken, so the log dir naming another cluster is what refuses these
+    for given in ("__elNSqASH6CYitAym7gNA", "-NSqASH6CYitAym7gNAel"):
+        status = main(["scan", str(named), "--out", str(results), f"--cluster-id={given}"])
+        assert status == 3
+        assert "meta.properties says cluster.id=Qx-9" in capsys.readouterr().err
+    assert scan_cli.default_publisher([SMALL], "_x") == "broker-0._x"
