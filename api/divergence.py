@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from api.results import cluster_key
 from offsets_auditor import published
 from offsets_auditor.audit.replicas import replica_findings
+from offsets_auditor.findings import FindingKind
 
 #: (group, topic, partition) -> (committed offset, log offset of the commit)
 Commits = dict[tuple[str, str, int], tuple[int, int]]
@@ -118,7 +119,7 @@ def _findings(
     found = replica_findings(reports, lambda i, _p: commits[i])
     rows = []
     for index, finding in found:
-        if finding.kind != "replica-divergence":
+        if finding.kind != FindingKind.REPLICA_DIVERGENCE:
             continue
         place = (a, b)[index]
         detail = finding.to_dict()

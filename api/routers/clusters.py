@@ -16,6 +16,7 @@ from api.deps import ClusterFilter, ClustersDep, Limit, LiveDep, Offset, RunDep,
 from api.models import ClusterOverview, Page, Problem
 from api.results import cluster_key
 from api.view import View
+from offsets_auditor.findings import FindingKind
 
 router = APIRouter(tags=["clusters"])
 
@@ -88,7 +89,8 @@ def overview(
     divergences = Counter(
         f["partition"]
         for f in run.findings
-        if f["kind"] == "replica-divergence" and cluster_key(f["cluster_id"]) == state.cluster_id
+        if f["kind"] == FindingKind.REPLICA_DIVERGENCE
+        and cluster_key(f["cluster_id"]) == state.cluster_id
     )
     partitions = []
     for view in state.views():

@@ -28,7 +28,7 @@ from offsets_auditor.broker_logs.history import (
     uncleanable_since,
 )
 from offsets_auditor.cleaner.passes import CleanerFailure, PassResult
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.versions import KafkaVersion
 
 
@@ -58,7 +58,7 @@ def thread_death_findings(history: CleanerHistory) -> list[Finding]:
         alive = len(run.alive)
         found.append(
             Finding(
-                kind="cleaner-thread-died",
+                kind=FindingKind.CLEANER_THREAD_DIED,
                 severity=Severity.CRITICAL,
                 detail=f"kafka-log-cleaner-thread-{life.thread} died at {_iso(life.died_at)}"
                 f"{where}: {life.died.text}. It stays dead until the broker restarts;"
@@ -81,7 +81,7 @@ def uncleanable_findings(
         cause = mark.failure.text if mark.failure is not None else "(no exception printed)"
         found.append(
             Finding(
-                kind="partition-uncleanable",
+                kind=FindingKind.PARTITION_UNCLEANABLE,
                 severity=Severity.CRITICAL,
                 detail=f"{partition} has been uncleanable since {_iso(mark.at)}: {cause}. The"
                 " cleaner skips it until the broker restarts (the mark is kept in memory only),"
@@ -432,7 +432,7 @@ def prediction_findings(comparisons: Iterable[Comparison]) -> list[Finding]:
     reproduce, with the named difference."""
     return [
         Finding(
-            kind="prediction-differs",
+            kind=FindingKind.PREDICTION_DIFFERS,
             severity=Severity.WARNING,
             detail=f"the broker's cleaning of {c.partition} is not what the emulation predicts"
             f" ({c.cause.value if c.cause else 'unknown'}): {c.detail}",

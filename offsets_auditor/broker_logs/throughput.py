@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from offsets_auditor.broker_logs.history import CleanerRun, CleaningEnd
 from offsets_auditor.broker_logs.reality import real_passes
 from offsets_auditor.cleaner.partition_scan import PartitionScan
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.versions import KafkaVersion
 
 MB = 1 << 20
@@ -247,7 +247,11 @@ def falling_behind_findings(result: KeepingUp | None) -> list[Finding]:
     """``cleaner-falling-behind`` when the cleaner does not keep up."""
     if result is None or result.keeps_up:
         return []
-    return [Finding(kind="cleaner-falling-behind", severity=Severity.WARNING, detail=result.detail)]
+    return [
+        Finding(
+            kind=FindingKind.CLEANER_FALLING_BEHIND, severity=Severity.WARNING, detail=result.detail
+        )
+    ]
 
 
 def all_writes(scans: Iterable[tuple[PartitionScan, int]]) -> list[SegmentWrite]:

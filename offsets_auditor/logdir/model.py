@@ -32,7 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from offsets_auditor.constants import OFFSETS_TOPIC
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.checkpoints import (
     LeaderEpochCheckpoint,
@@ -248,7 +248,7 @@ class _Reader:
 
     def note(
         self,
-        kind: str,
+        kind: FindingKind,
         severity: Severity,
         detail: str,
         *,
@@ -267,7 +267,7 @@ class _Reader:
                 self.permission_denied(path, relative, partition, "It is read as absent.")
                 return None
             self.note(
-                "unreadable-file",
+                FindingKind.UNREADABLE_FILE,
                 Severity.WARNING,
                 f"cannot read {relative}: {error}",
                 file=relative,
@@ -276,7 +276,7 @@ class _Reader:
             return None
         except ValueError as error:
             self.note(
-                "unreadable-file",
+                FindingKind.UNREADABLE_FILE,
                 Severity.WARNING,
                 f"cannot read {relative}: {error}",
                 file=relative,
@@ -309,7 +309,7 @@ class _Reader:
                 self.permission_denied(path, relative, partition, _left_out(relative, partition))
                 return False
             self.note(
-                "unreadable-file",
+                FindingKind.UNREADABLE_FILE,
                 Severity.CRITICAL,
                 f"Could not read file {path} ({error.strerror}): an IOException at log load "
                 "(0.9.0.1 Log.loadSegments: the broker fails to start; 2.3.0 "
@@ -335,7 +335,9 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
         if fs.is_permission_error(error):
             reader.permission_denied(path, str(path), None, "Nothing of this log dir is audited.")
         else:
-            reader.note("unreadable-file", Severity.CRITICAL, f"cannot list {path}: {error}")
+            reader.note(
+                FindingKind.UNREADABLE_FILE, Severity.CRITICAL, f"cannot list {path}: {error}"
+            )
         return LogDir(
             path, None, None, None, None, None, CleanShutdown(False), (), tuple(reader.findings)
         )
@@ -349,7 +351,9 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
             meta = parse_meta_properties(data)
             reader.findings.extend(meta.findings)
     else:
-        reader.note("missing-file", Severity.INFO, f"no {META_PROPERTIES}", file=META_PROPERTIES)
+        reader.note(
+            FindingKind.MISSING_FILE, Severity.INFO, f"no {META_PROPERTIES}", file=META_PROPERTIES
+        )
 
     shutdown = CleanShutdown(False)
     if CLEAN_SHUTDOWN_FILE in present:
@@ -363,7 +367,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
     for name in (CheckpointFileName.RECOVERY_POINT, CheckpointFileName.REPLICATION):
         if name.value not in present:
             reader.note(
-                "missing-checkpoint",
+                FindingKind.MISSING_CHECKPOINT,
                 Severity.INFO,
                 f"no {name.value}: the broker treats every partition here as at offset 0",
                 file=name.value,
@@ -375,7 +379,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
     for file_name in files:
         if file_name not in ROOT_FILES and not file_name.endswith(".tmp"):
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.INFO,
                 f"unexpected file {_display(file_name)} at the root of the log dir",
                 file=_display(file_name),
@@ -390,14 +394,14 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
         parsed = parse_partition_dir_name(os.fsencode(entry.name).decode("utf-8", "replace"))
         if not _is_utf8(entry.name):
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.WARNING,
                 f"directory name {shown} is not valid UTF-8",
                 file=shown,
             )
         if parsed is None:
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.CRITICAL,
                 f"directory {shown} is not in the form of topic-partition or "
                 "topic-partition.uniqueId-delete: the broker fails to load this log dir",
@@ -446,7 +450,7 @@ def _read_partition(
                 )
             elif error.errno != errno.ENOENT:  # a partition deleted meanwhile is just gone
                 reader.note(
-                    "unreadable-file",
+                    FindingKind.UNREADABLE_FILE,
                     Severity.CRITICAL,
                     f"cannot list {name}: {error}",
                     file=name,
@@ -463,7 +467,7 @@ def _read_partition(
         relative = f"{name}/{_display(info.name)}"
         if info.is_dir:
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.INFO,
                 f"unexpected directory {relative}",
                 file=relative,
@@ -498,7 +502,7 @@ def _read_partition(
             if info.name not in _PARTITION_FILES and not info.name.endswith(".tmp"):
                 looks_like_segment = info.name.endswith(SEGMENT_SUFFIXES)
                 reader.note(
-                    "unexpected-file",
+                    FindingKind.UNEXPECTED_FILE,
                     Severity.WARNING if looks_like_segment else Severity.INFO,
                     f"unexpected file {relative}"
                     + (": not a <base offset>.<suffix> segment name" if looks_like_segment else ""),
@@ -545,7 +549,7 @@ def permission_finding(
     is how to give the auditor read access without changing the broker's files."""
     access = fs.access_words(path)
     return Finding(
-        "permission-denied",
+        FindingKind.PERMISSION_DENIED,
         Severity.WARNING,
         f"cannot read {relative}{f' ({access})' if access else ''}: permission denied to the"
         f" auditor's user (uid {os.getuid()}), not a problem of the broker, which reads it as its"
@@ -626,7 +630,7 @@ def open_partition(
             raise
         gone = replace(partition, segments=(), snapshots=(), leftovers=(), other_files=())
         finding = Finding(
-            "changed-while-read",
+            FindingKind.CHANGED_WHILE_READ,
             Severity.INFO,
             f"{partition.name} was deleted while the log dir was read",
             partition=partition.name,
@@ -640,7 +644,9 @@ def open_partition(
         )
         # said when the log dir was read
         findings = [
-            f for f in reader.findings if f.kind not in ("unexpected-file", "permission-denied")
+            f
+            for f in reader.findings
+            if f.kind not in (FindingKind.UNEXPECTED_FILE, FindingKind.PERMISSION_DENIED)
         ]
         if snapshot.attempts > 1 or not snapshot.settled:
             how = (
@@ -651,7 +657,7 @@ def open_partition(
             )
             findings.append(
                 Finding(
-                    "changed-while-read",
+                    FindingKind.CHANGED_WHILE_READ,
                     Severity.INFO,
                     f"{partition.name} changed while it was read (the log cleaner swapping"
                     f" segments on a running broker): {how}",

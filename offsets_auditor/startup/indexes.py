@@ -73,6 +73,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from offsets_auditor.findings import FindingKind
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.layout import CheckpointFileName
 from offsets_auditor.logdir.model import FileEntry, LogDir, PartitionDir, Segment
@@ -315,8 +316,8 @@ def written_entries(f: fs.ReadOnlyFile, entry_size: int) -> int:
 
 
 #: ``Check.exception`` of a file the auditor may not read: no check, and nothing said of the
-#: broker (which reads it as its own user)
-_DENIED = "permission-denied"
+#: broker (which reads it as its own user): the log dir's finding says it
+_DENIED: str = FindingKind.PERMISSION_DENIED
 
 
 def _read_check(
