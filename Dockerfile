@@ -23,7 +23,7 @@ COPY pyproject.toml setup.py README.md MANIFEST.in ./
 COPY offsets_auditor offsets_auditor
 COPY spark_jobs spark_jobs
 COPY api api
-RUN pip wheel --no-cache-dir --wheel-dir /wheels ".[spark,api]"
+RUN pip wheel --no-cache-dir --wheel-dir /wheels ".[spark,api,live]"
 
 # --- runtime: Python, a headless JRE for Spark, the wheels; no compiler ---------------------------
 FROM ${PYTHON_IMAGE} AS runtime

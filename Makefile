@@ -15,18 +15,29 @@ $(STAMP): pyproject.toml setup.py
 	touch $(STAMP)
 
 # The demo: the Spark scan of four real brokers' log dirs (Kafka 0.9.0.1 and 2.3.0, the config
-# they share), published to $(RESULTS), then served on http://localhost:$(PORT)/ (Ctrl-C stops).
+# they share), then two brokers of one real 2.3.0 cluster, each scanned as its own host would scan
+# it (its own publisher), all published to $(RESULTS) and served as one view per cluster on
+# http://localhost:$(PORT)/ (Ctrl-C stops).
 RESULTS ?= .demo-results
 PORT ?= 8080
 DEMO_LOGDIRS := $(SAMPLE) \
 	tests/fixtures/kafka-2.3.0/multi-pass/kafka-logs \
 	tests/fixtures/kafka-2.3.0/transactions/kafka-logs \
 	tests/fixtures/kafka-0.9.0.1/unclean-shutdown/kafka-logs
+DEMO_CLUSTER := tests/fixtures/kafka-2.3.0/cluster
+# its brokers' log dirs have no cluster.id (Kafka writes it from 2.4): the id they reported
+DEMO_CLUSTER_ID := rtEes1wOSt6-9yHQBkXfVA
 
 demo: $(STAMP)
 	@$(BIN)/offsets-auditor scan $(DEMO_LOGDIRS) \
 		--broker-config $(SAMPLE)/../broker-server.properties --out $(RESULTS) \
 		|| [ $$? -le 2 ] # 1 warnings, 2 critical findings: expected for these samples
+	@for b in 0 1; do \
+		$(BIN)/offsets-auditor scan $(DEMO_CLUSTER)/broker-$$b/kafka-logs \
+			--broker-config $(DEMO_CLUSTER)/broker-$$b/server.properties \
+			--cluster-id $(DEMO_CLUSTER_ID) --out $(RESULTS) --publisher demo-cluster-broker-$$b \
+			|| { s=$$?; [ $$s -le 2 ] || exit $$s; }; \
+	done
 	$(BIN)/offsets-auditor serve --results $(RESULTS) --port $(PORT)
 
 lint: $(STAMP)

@@ -194,6 +194,28 @@ def alert_rules(t: Thresholds = Thresholds()) -> tuple[AlertRule, ...]:
             " offsets-auditor alert about its log dirs describes old data.",
         ),
         AlertRule(
+            "OffsetsBrokerStale",
+            AlertSeverity.WARNING,
+            Age(sel(P + "broker_run_timestamp_seconds")) > t.stale_after_seconds,
+            0,
+            f"The data of {_WHERE} is {{{{ $value | humanizeDuration }}}} old",
+            "The newest run holding this broker's log dir finished over three scan intervals"
+            f" ({_seconds(t.stale_after_seconds)}) ago: the scan on its host stopped or fails"
+            " (see OffsetsScanFailing and GET /publishers). The cluster view, its coordinator"
+            " answers and every other alert about this broker describe old data.",
+        ),
+        AlertRule(
+            "OffsetsBrokerMissing",
+            AlertSeverity.WARNING,
+            sel(P + "broker_missing").eq(1),
+            t.scan_interval_seconds,
+            "Broker {{ $labels.broker_id }} of cluster '{{ $labels.cluster_id }}' is not scanned",
+            "The cluster has broker {{ $labels.broker_id }} (its live metadata, its KRaft"
+            " metadata log or earlier runs say so), but no served run holds any of its log dirs:"
+            " its replicas of __consumer_offsets are missing from the cluster view (GET"
+            " /clusters), and a group it coordinates is answered without its health.",
+        ),
+        AlertRule(
             "OffsetsNoScanYet",
             AlertSeverity.WARNING,
             sel(P + "results_loaded").eq(0),

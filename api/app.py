@@ -16,9 +16,12 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CollectorRegistry
 
+from api.cluster import ClusterViews
 from api.exposition import Exposition
+from api.live import LiveWatcher
 from api.metrics import RunCollector
 from api.models import BAD_REQUEST
+from api.routers import clusters as clusters_router
 from api.routers import groups, ops, status, tables
 from api.settings import Settings
 from api.store import Poller, ResultsStore
@@ -43,11 +46,16 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
         poller = Poller(store, settings.poll_seconds) if poll else None
         if poller is not None:
             poller.start()
+        watcher: LiveWatcher | None = app.state.live
+        if watcher is not None and poll:
+            watcher.start()
         try:
             yield
         finally:
             if poller is not None:
                 poller.stop()
+            if watcher is not None and poll:
+                watcher.stop()
 
     app = FastAPI(
         title="offsets-auditor",
@@ -60,7 +68,9 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
     )
     add_docs(app)
     store = ResultsStore(settings.results)
-    exposition = Exposition(store)
+    live = live_watcher(settings)
+    clusters = ClusterViews(store, live, live_max_age(settings))
+    exposition = Exposition(store, clusters)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RunCollector(exposition))
     app.state.settings = settings
@@ -68,7 +78,9 @@ def create_app(settings: Settings, *, poll: bool = True) -> FastAPI:
     app.state.exposition = exposition
     app.state.registry = registry
     app.state.metrics_cache = {}
-    for router in (status.router, ops.router, groups.router, tables.router):
+    app.state.live = live
+    app.state.clusters = clusters
+    for router in (status.router, ops.router, groups.router, tables.router, clusters_router.router):
         app.include_router(router)
     app.add_middleware(groups.GroupIdPath)
     app.add_exception_handler(RequestValidationError, validation_error)
@@ -135,3 +147,25 @@ def add_docs(app: FastAPI) -> None:
             redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png",
             with_google_fonts=False,
         )
+
+
+def live_watcher(settings: Settings) -> LiveWatcher | None:
+    """The live cluster's watcher when ``--bootstrap-server`` is given (``api.cli`` checked
+    its settings first)."""
+    if settings.bootstrap_server is None:
+        return None
+    from api.cli import client_config
+
+    return LiveWatcher(
+        settings.bootstrap_server,
+        client_config(settings),
+        refresh_seconds=settings.live_refresh_seconds,
+        timeout_seconds=settings.live_timeout_seconds,
+        lookup_wait_seconds=settings.live_lookup_wait_seconds,
+    )
+
+
+def live_max_age(settings: Settings) -> float:
+    """The live metadata is used while younger than this: three refreshes (and at least one
+    minute)."""
+    return max(3 * settings.live_refresh_seconds, 60.0)

@@ -29,8 +29,13 @@ OFFSETS_AUDITOR_PORT); an option given here wins.
 Endpoints: / (status page), /metrics, /alerts, /healthz, /readyz,
 /groups/{id}/coordinator-partition, /groups/{id}, /groups/{id}/reset-offsets.csv (and their
 query forms under /group?group=ID, the empty id's only form), /partitions, /brokers, /segments,
-/indexes, /findings, /runs, /publishers, /runbooks/{alert}; /openapi.json describes them
-all.
+/indexes, /findings, /runs, /publishers, /clusters, /runbooks/{alert}; /openapi.json
+describes them all.
+
+With --bootstrap-server (and --command-config for TLS/SASL) the live cluster stands beside the
+disk: its leaders and ISR (cached, read again every --live-refresh-seconds; a request never
+waits on the cluster more than 2 s) and, for a looked-up group, FindCoordinator's answer and
+whether that coordinator is loading.
 
 Exit status: 0 after Ctrl-C or SIGTERM (how the service is stopped), 3 usage or input errors,
 4 internal error (a bug)."""
@@ -79,6 +84,25 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="alerts' runbook_url prefix (default: this service's own /runbooks/)",
     )
+    parser.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="the live cluster beside the disk (optional; needs the 'live' extra): the leaders"
+        " and ISR of __consumer_offsets, and for a looked-up group FindCoordinator's answer and"
+        " whether that coordinator is loading. Without it everything works offline",
+    )
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        metavar="FILE",
+        help="client properties for --bootstrap-server (TLS, SASL), as Kafka's CLI takes them",
+    )
+    parser.add_argument(
+        "--live-refresh-seconds",
+        type=float,
+        metavar="S",
+        help="how often the live cluster's metadata is read again (default 30)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -91,6 +115,9 @@ _OPTIONS = (
     "scan_interval_seconds",
     "poll_seconds",
     "runbook_base_url",
+    "bootstrap_server",
+    "command_config",
+    "live_refresh_seconds",
 )
 
 
@@ -116,6 +143,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
+    if settings.command_config is not None and settings.bootstrap_server is None:
+        print("offsets-auditor serve: --command-config needs --bootstrap-server", file=sys.stderr)
+        return 3
+    if settings.bootstrap_server is not None:
+        problem = live_problem(settings)
+        if problem is not None:
+            print(f"offsets-auditor serve: {problem}", file=sys.stderr)
+            return 3
     if not settings.results.is_dir():
         print(
             f"offsets-auditor serve: {settings.results} does not exist yet: waiting for the first"
@@ -124,6 +159,35 @@ def run(args: argparse.Namespace) -> int:
         )
     serve(settings)
     return 0
+
+
+def live_problem(settings: Any) -> str | None:
+    """Why ``--bootstrap-server`` cannot be used as given (None: it can; the cluster itself
+    may still be down: the service retries)."""
+    try:
+        import kafka  # noqa: F401
+    except ImportError:
+        return "--bootstrap-server needs kafka-python: pip install 'offsets-auditor[live]'"
+    from offsets_auditor.live_cluster.client import parse_bootstrap
+
+    if not parse_bootstrap(settings.bootstrap_server):
+        return f"--bootstrap-server {settings.bootstrap_server!r}: give HOST:PORT[,HOST:PORT...]"
+    try:
+        client_config(settings)
+    except (OSError, ValueError) as error:
+        return f"--command-config {settings.command_config}: {error}"
+    return None
+
+
+def client_config(settings: Any) -> Any:
+    """The client properties of ``--command-config`` (defaults without it); raises
+    ``OSError``/``ValueError`` (``ClientConfigError``) saying what is wrong."""
+    from offsets_auditor.live_cluster.client_config import ClientConfig, parse_client_properties
+
+    if settings.command_config is None:
+        return ClientConfig()
+    text = settings.command_config.read_text(encoding="utf-8")
+    return parse_client_properties(text)
 
 
 def serve(settings: Any) -> None:

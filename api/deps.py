@@ -9,7 +9,9 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request
 
+from api.cluster import ClusterViews
 from api.exposition import Exposition
+from api.live import LiveWatcher
 from api.settings import Settings
 from api.store import ResultsStore
 from api.view import View
@@ -30,6 +32,16 @@ async def get_exposition(request: Request) -> Exposition:
     return exposition
 
 
+async def get_clusters(request: Request) -> ClusterViews:
+    clusters: ClusterViews = request.app.state.clusters
+    return clusters
+
+
+async def get_live(request: Request) -> LiveWatcher | None:
+    live: LiveWatcher | None = request.app.state.live
+    return live
+
+
 async def get_run(store: Annotated[ResultsStore, Depends(get_store)]) -> View:
     run = store.current
     if run is None:
@@ -41,6 +53,8 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[ResultsStore, Depends(get_store)]
 RunDep = Annotated[View, Depends(get_run)]
 ExpositionDep = Annotated[Exposition, Depends(get_exposition)]
+ClustersDep = Annotated[ClusterViews, Depends(get_clusters)]
+LiveDep = Annotated[LiveWatcher | None, Depends(get_live)]
 
 MAX_LIMIT = 1000
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="items per page (1-1000)")]

@@ -10,14 +10,17 @@ for the metrics a rule reads. A run's families are computed once (runs never cha
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from api.cluster import ClusterViews, build_clusters, scanned_brokers
 from api.promql import Snapshot, Timeline, Vector
 from api.results import RunTables
 from api.samples import (
     Family,
     PublisherAt,
+    cluster_families,
     data_families,
     publisher_families,
     service_families,
@@ -38,8 +41,11 @@ class State:
 
 
 class Exposition:
-    def __init__(self, store: ResultsStore) -> None:
+    def __init__(self, store: ResultsStore, clusters: ClusterViews | None = None) -> None:
         self.store = store
+        #: the live cluster's snapshot, when the service has one (present knowledge: used at
+        #: every moment of the history)
+        self.clusters = clusters
         self._runs: dict[tuple[str, str], tuple[Family, ...]] = {}
 
     def state_at(self, t: float) -> State:
@@ -79,6 +85,7 @@ class Exposition:
         """Every family as exposed at ``t``, the runs' series joined."""
         state = self.state_at(t)
         families: dict[str, Family] = {f.name: f for f in self._own(state)}
+        families.update({f.name: f for f in self._cluster(state, t)})
         for part in self._data(state):
             for family in part:
                 mine = families.get(family.name)
@@ -94,7 +101,10 @@ class Exposition:
     def snapshot_at(self, t: float) -> Snapshot:
         """What a scrape at ``t`` saw, its vectors built when a rule first reads them."""
         state = self.state_at(t)
-        return Snapshot(t, _Samples(lambda: [self._own(state), *self._data(state)]))
+        return Snapshot(
+            t,
+            _Samples(lambda: [self._own(state), self._cluster(state, t), *self._data(state)]),
+        )
 
     def timeline(self, now: float) -> Timeline:
         """One snapshot per change up to ``now``: the service's start, each kept run's end, each
@@ -117,6 +127,28 @@ class Exposition:
             ),
             *publisher_families(state.publishers),
         )
+
+    def _cluster(self, state: State, t: float) -> tuple[Family, ...]:
+        """The families only the runs of every publisher together show (``api.cluster``)."""
+        owner = current_log_dirs(state.runs)
+        brokers = broker_rows(state.runs, owner)
+        partitions = merged_rows(state.runs, "partitions", owner)
+        findings = merged_rows(state.runs, "findings", owner)
+        view = self.store.current
+        served = {(r.publisher, r.run_id) for r in state.runs}
+        if view is not None and served == {(r.tables.publisher, r.run_id) for r in view.runs}:
+            findings = findings + view.cross_findings  # what the service found between runs
+        seen = {k: at for k, at in self.store.seen.items() if at <= t}
+        live = None if self.clusters is None or self.clusters.live is None else self.clusters.live
+        max_age = float("inf") if self.clusters is None else self.clusters.live_max_age
+        clusters = build_clusters(
+            scanned_brokers(brokers, {}),
+            seen,
+            None if live is None else live.snapshot(),
+            max_age,
+            time.time(),
+        )
+        return tuple(cluster_families(partitions, findings, clusters))
 
     def _data(self, state: State) -> list[tuple[Family, ...]]:
         """Each run's families; a run some of whose log dirs a newer run holds, less those."""

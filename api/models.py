@@ -71,20 +71,19 @@ class PartitionReplicas(BaseModel):
     replicas: list[PartitionDetail]
 
 
-class BrokerRef(BaseModel):
-    cluster_id: str
-    broker_id: int | None
-    log_dir: str
-    kafka_version: str | None
-
-
 class ReplicaHealth(BaseModel):
-    """How the coordinating partition stands in one log dir."""
+    """The coordinating partition in one log dir holding it (one replica), and its health."""
 
     broker_id: int | None
     log_dir: str
+    publisher: str | None = Field(description="the scan whose newest run holds this log dir")
+    data_age_seconds: float | None = Field(description="how old that run is")
+    kafka_version: str | None
+    leader: bool | None = Field(description="whether it is the leader (None: no metadata)")
+    in_isr: bool | None
     size_bytes: int | None
     segments: int | None
+    log_end_offset: int | None
     never_compacted: bool | None
     verdict: str | None
     reason: str | None
@@ -94,29 +93,79 @@ class ReplicaHealth(BaseModel):
     open_findings: list[FindingRow]  # type: ignore[valid-type]
 
 
+class Coordinator(BaseModel):
+    """The broker coordinating the group: the partition's leader."""
+
+    broker_id: int
+    host: str | None = Field(description="from the live cluster's metadata")
+    port: int | None
+    listeners: str | None = Field(
+        description="advertised.listeners (else listeners) of the config its scan was given"
+    )
+    source: str | None = Field(description="live-cluster, kraft-metadata-log, or find-coordinator")
+    leader_epoch: int | None
+    isr: list[int] | None
+
+
+class LiveCoordinator(BaseModel):
+    """What the live cluster answers now (``serve --bootstrap-server``)."""
+
+    pending: bool = Field(description="FindCoordinator not answered yet: ask again")
+    broker_id: int | None = None
+    host: str | None = None
+    port: int | None = None
+    state: str | None = Field(
+        None, description="ready, loading, not-coordinator, not-available or unknown"
+    )
+    error: str | None = None
+    reason: str | None = None
+    group_state: str | None = None
+
+
 class ClusterAnswer(BaseModel):
+    """The answer in one cluster."""
+
     cluster_id: str = Field(description="empty when meta.properties has no cluster.id")
-    partition: int = Field(description="the __consumer_offsets partition coordinating the group")
-    partitions: int = Field(description="the number of __consumer_offsets partitions used")
-    partitions_basis: str = Field(description="where that number comes from")
-    brokers: list[BrokerRef] = Field(description="the log dirs of the run holding the partition")
-    health: list[ReplicaHealth]
+    partition: int | None = Field(
+        description="the __consumer_offsets partition coordinating the group (None: no count"
+        " the evidence supports)"
+    )
+    partitions: int | None = Field(description="the number of __consumer_offsets partitions")
+    partitions_source: str = Field(
+        description="which rule gave the count: live-cluster, kraft-metadata-log,"
+        " partition-dirs, broker-config, none, or request"
+    )
+    partitions_uncertain: bool = Field(
+        description="the evidence for the count is incomplete or disagrees: see reasons"
+    )
+    uncertain: bool = Field(
+        description="the count or the coordinator is uncertain (a leader no metadata states is"
+        " unknown): see reasons"
+    )
+    reasons: list[str]
+    coordinator: Coordinator | None = Field(description="None: the leader is unknown")
+    loading: bool | None = Field(
+        description="the coordinator answers COORDINATOR_LOAD_IN_PROGRESS (None: not asked)"
+    )
+    live: LiveCoordinator | None
+    load_estimate_seconds: float | None = Field(
+        description="the disk's estimate of the time a new coordinator takes to load it"
+    )
+    load_estimate_from: str | None
+    replicas: list[ReplicaHealth]
+    replicas_not_scanned: list[int] = Field(
+        description="brokers the metadata names as replicas whose data the view lacks"
+    )
 
 
 class CoordinatorAnswer(BaseModel):
-    """Which partition coordinates ``group``: ``partition = Utils.abs(group.hashCode()) %
-    partitions``. ``partition``, ``partitions``, ``brokers`` and ``health`` are those of the one
-    cluster answered (null when the answer covers several: see ``clusters``)."""
+    """Which partition coordinates ``group`` and which broker leads it, per cluster:
+    ``partition = Utils.abs(group.hashCode()) % partitions``."""
 
     run_id: str
     group: str
     java_hash_code: int = Field(description="Java's String.hashCode of the group id")
-    in_run: bool = Field(description="whether the run holds offsets or metadata of the group")
-    partition: int | None
-    partitions: int | None
-    partitions_basis: str | None
-    brokers: list[BrokerRef] | None
-    health: list[ReplicaHealth] | None
+    in_run: bool = Field(description="whether the view holds offsets or metadata of the group")
     clusters: list[ClusterAnswer]
 
 
@@ -247,3 +296,69 @@ BAD_REQUEST: dict[int | str, dict[str, Any]] = {
         },
     }
 }
+
+
+class ClusterBroker(BaseModel):
+    """A broker of the cluster, scanned or not."""
+
+    broker_id: int | None
+    state: str = Field(
+        description="ok; stale: its data is older than three scan intervals; missing: known"
+        " to exist (known_from) but no served run holds its log dirs"
+    )
+    data_age_seconds: float | None
+    publishers: list[str]
+    log_dirs: list[str]
+    known_from: list[str] = Field(
+        description="scanned, live-cluster, kraft-metadata-log, earlier-run"
+    )
+    host: str | None = None
+    port: int | None = None
+    partitions_held: list[int] = Field(default_factory=list)
+
+
+class ReplicaOnDisk(BaseModel):
+    """One replica of an offsets partition, as one log dir holds it."""
+
+    broker_id: int | None
+    log_dir: str
+    publisher: str | None
+    data_age_seconds: float | None
+    size_bytes: int | None
+    log_end_offset: int | None
+    cleaner_checkpoint: int | None
+    verdict: str | None
+    never_compacted: bool | None
+    load_estimate_seconds: float | None
+
+
+class ClusterPartition(BaseModel):
+    """One offsets partition across the cluster's brokers."""
+
+    partition: int
+    leader: int | None = Field(description="from the live cluster or KRaft metadata")
+    leader_epoch: int | None
+    replicas: list[int] | None = Field(description="as the metadata states them")
+    isr: list[int] | None
+    source: str | None
+    held_by: list[str] = Field(description="brokers whose scans hold its dir")
+    on_disk: list[ReplicaOnDisk]
+    divergences: int = Field(description="replica-divergence findings about it")
+    notes: list[str]
+
+
+class ClusterOverview(BaseModel):
+    """One cluster of the served view: its brokers, the offsets topic's partition count (which
+    rule gave it, and why), every offsets partition with its replicas across brokers."""
+
+    cluster_id: str
+    partitions: int | None
+    partitions_source: str
+    uncertain: bool
+    reasons: list[str]
+    live: dict[str, Any] | None = Field(
+        description="the live cluster (serve --bootstrap-server): bootstrap, metadata age,"
+        " brokers, last error"
+    )
+    brokers: list[ClusterBroker]
+    offsets_partitions: list[ClusterPartition]

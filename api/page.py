@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from html import escape
 from typing import Any
-from urllib.parse import quote
 
 from api.alerts import Alert
+from api.cluster_page import lookup_html
 from api.results import partition_name
 from api.standing import (
     NEVER_COMPACTED,
@@ -191,51 +191,8 @@ def _lookup_box(
     return "".join(out)
 
 
-def _group_name(group: str) -> str:
-    if group == "":
-        return 'the empty group id <code>""</code>'
-    return f"<code>{_e(group)}</code>"
-
-
 def _lookup_result(a: dict[str, Any], matters: Callable[[str, int], bool]) -> str:
-    q = quote(a["group"], safe="")
-    where = (
-        "holds offsets or metadata in this run"
-        if a["in_run"]
-        else "is not in this run's data (no offsets or metadata of it here);"
-        " its coordinator is where it would be"
-    )
-    out = [f"<p>Group {_group_name(a['group'])} (Java hashCode {a['java_hash_code']}) {where}.</p>"]
-    for c in a["clusters"]:
-        label = (
-            f"cluster <code>{_e(c['cluster_id'])}</code>"
-            if c["cluster_id"]
-            else "the log dirs without a cluster.id"
-        )
-        out.append(
-            f'<p class="answer">In {label}: coordinated by <strong class="coordinator">'
-            f"{partition_name(c['partition'])}</strong> of {c['partitions']}"
-            f' <span class="muted small">({_e(c["partitions_basis"])})</span></p><ul>'
-        )
-        if not c["health"]:
-            out.append("<li>no log dir of this run holds that partition</li>")
-        for h in c["health"]:
-            shown = h["never_compacted"] and matters(h["log_dir"], c["partition"])
-            never = ' <span class="never">never compacted</span>' if shown else ""
-            load = h["load_estimate_seconds"]
-            out.append(
-                f"<li>{_broker(h['broker_id'], h['log_dir'])}: {_bytes(h['size_bytes'])}{never},"
-                f" verdict <strong>{_e(h['verdict'])}</strong> ({_e(h['reason'])}), load"
-                f" estimate {'unknown' if load is None else f'{load:,.2f} s'},"
-                f" {len(h['open_findings'])} finding(s)</li>"
-            )
-        out.append("</ul>")
-    out.append(
-        f'<p class="muted small">JSON: <a href="/group/coordinator-partition?group={q}">'
-        f'coordinator-partition</a>, <a href="/group?group={q}">offsets</a>,'
-        f' <a href="/group/reset-offsets.csv?group={q}">reset-offsets.csv</a></p>'
-    )
-    return "".join(out)
+    return lookup_html(a, matters)
 
 
 def _broker(broker_id: Any, log_dir: str | None) -> str:

@@ -15,7 +15,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -223,17 +223,6 @@ _REPETITIVE: dict[str, tuple[str, ...]] = {
 }
 
 
-#: columns added to the contract after its schema version: a run without them reads them as
-#: nulls (a scan of an older version), every other column must be there
-_ADDED: Final = frozenset(
-    {
-        "recommended_dedupe_buffer_size_with_headroom",
-        "recommendation_heap_bytes",
-        "headroom_arithmetic",
-    }
-)
-
-
 def read_table(
     run_dir: Path, name: str, columns: list[str] | None = None, dictionary: tuple[str, ...] = ()
 ) -> pa.Table:
@@ -244,14 +233,15 @@ def read_table(
     path = run_dir / f"{name}.parquet"
     try:
         present = set(pq.read_schema(path).names)
+        added = published.ADDED_COLUMNS.get(name, frozenset())
+        absent = [(c, t) for c, t in wanted if c not in present and c in added]
         table = pq.read_table(
             path,
-            columns=[c for c, _ in wanted if c in present or c not in _ADDED],
+            columns=[c for c, _ in wanted if (c, _) not in absent],
             read_dictionary=list(dictionary) or None,
         )
-        for column, kind in wanted:  # a run published before the column was added
-            if column not in table.column_names:
-                table = table.append_column(column, pa.nulls(len(table), _TYPES[kind]))
+        for column, kind in absent:  # a run published before the column was added
+            table = table.append_column(column, pa.nulls(table.num_rows, _TYPES[kind]))
         table = table.select([c for c, _ in wanted])
         if dictionary:
             table = table.unify_dictionaries().combine_chunks()

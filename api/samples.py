@@ -8,10 +8,11 @@ Names and labels: docs/metrics.md; never a group id or a file name as a label.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from api.cluster import ClusterState
 from api.promql import Labels, Vector
 from api.results import cluster_key
 from offsets_auditor.cleaner.verdict import Outcome
@@ -250,13 +251,6 @@ def finding_families(
         number = _partition_number(f["partition"])
         if f["kind"] == FindingKind.HANGING_TRANSACTION and number is not None:
             hanging[(*broker_label_values(f), number)] += 1
-    per_partition: Counter[tuple[str, str]] = Counter()
-    for p in partitions:
-        per_partition[(cluster_key(p["cluster_id"]), str(p["partition"]))] += 0
-    for f in findings:
-        if f["kind"] == FindingKind.REPLICA_DIVERGENCE:
-            name = f["partition"] or ""
-            per_partition[(cluster_key(f["cluster_id"]), name.rpartition("-")[2])] += 1
     return [
         gauge(
             "findings",
@@ -278,12 +272,63 @@ def finding_families(
             PARTITION_LABELS,
             sorted(hanging.items()),
         ),
+    ]
+
+
+def cluster_families(
+    partitions: Sequence[dict[str, Any]],
+    findings: Sequence[dict[str, Any]],
+    clusters: Mapping[str, ClusterState],
+) -> list[Family]:
+    """What only shows across the runs of every publisher: per cluster, the offsets topic's
+    partition count (``api.cluster``), the brokers known to exist that no served run holds,
+    and the partitions whose replicas diverge (the scans' findings and the service's own,
+    ``api.divergence``: replicas scanned by different publishers)."""
+    per_partition: Counter[tuple[str, str]] = Counter()
+    for p in partitions:
+        per_partition[(cluster_key(p["cluster_id"]), str(p["partition"]))] += 0
+    for f in findings:
+        if f["kind"] == FindingKind.REPLICA_DIVERGENCE:
+            name = f["partition"] or ""
+            per_partition[(cluster_key(f["cluster_id"]), name.rpartition("-")[2])] += 1
+    missing = [
+        ((name, str(broker)), 0.0 if broker not in state.missing else 1.0)
+        for name, state in sorted(clusters.items())
+        for broker in state.known
+    ]
+    return [
         gauge(
             "replica_divergences",
             "Findings of kind replica-divergence: replicas of the partition disagree below both"
-            " log ends.",
+            " log ends (within a scan, or between the runs of different publishers).",
             ("cluster_id", "partition"),
             sorted(per_partition.items()),
+        ),
+        gauge(
+            "broker_missing",
+            "1 for a broker of the cluster known to exist (from the live cluster's metadata, a"
+            " KRaft metadata log, or earlier runs) that no served run holds; 0 for one that is"
+            " served.",
+            ("cluster_id", "broker_id"),
+            missing,
+        ),
+        gauge(
+            "cluster_offsets_partitions",
+            "The __consumer_offsets partition count decided from every broker of the cluster"
+            " (absent when no count is supported).",
+            ("cluster_id",),
+            (
+                ((name,), float(state.count.count))
+                for name, state in sorted(clusters.items())
+                if state.count.count is not None
+            ),
+        ),
+        gauge(
+            "cluster_offsets_partitions_uncertain",
+            "1 when the evidence for that count is incomplete or disagrees (GET /clusters says"
+            " why).",
+            ("cluster_id",),
+            (((name,), float(state.count.uncertain)) for name, state in sorted(clusters.items())),
         ),
     ]
 

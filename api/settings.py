@@ -37,6 +37,16 @@ class Settings(BaseSettings):
     #: the runbooks' base: ``<runbook_base_url><alertname>.md``; default: the service's own
     #: ``/runbooks/`` (absolute, from the request)
     runbook_base_url: str | None = None
+    #: the live cluster beside the disk (optional): ``host:port[,host:port...]``
+    bootstrap_server: str | None = None
+    #: its client properties (TLS, SASL), as Kafka's CLI ``--command-config`` takes them
+    command_config: Path | None = None
+    #: how often the live cluster's metadata is read again
+    live_refresh_seconds: float = Field(30.0, gt=0)
+    #: the bound on each call to the live cluster (connect, Metadata, FindCoordinator)
+    live_timeout_seconds: float = Field(5.0, gt=0)
+    #: the longest a lookup waits for FindCoordinator before answering without it
+    live_lookup_wait_seconds: float = Field(2.0, ge=0)
 
     def thresholds(self) -> Thresholds:
         return Thresholds(

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from api.publishers import Failure, Publisher, publishers
-from api.results import LoadedRun, RunTables, UnreadableRun, load_run, read_run_tables
+from api.results import (
+    LoadedRun,
+    RunTables,
+    UnreadableRun,
+    cluster_key,
+    load_run,
+    read_run_tables,
+)
 from api.view import View, merge
 
 log = logging.getLogger("offsets_auditor.serve")
@@ -67,6 +74,9 @@ class ResultsStore:
         self.publishers: dict[str, PublisherState] = {}
         #: the served view (None until a run is read)
         self.current: View | None = None
+        #: every broker seen in a run read since the service started, with the newest run's
+        #: end: a broker of a cluster that no served run holds any more is missing
+        self.seen: dict[tuple[str, int], float] = {}
         #: runs that could not be read, each counted once
         self.load_errors_total = 0
         #: changes whenever anything the service shows may have (runs, history, failures)
@@ -93,6 +103,11 @@ class ResultsStore:
             for name, publisher in found.items():
                 state = self.publishers.setdefault(name, PublisherState(publisher))
                 changed |= self._refresh(state)
+                for run in state.history:
+                    for b in run.brokers:
+                        if b.get("broker_id") is not None:
+                            key = (cluster_key(b.get("cluster_id")), int(b["broker_id"]))
+                            self.seen[key] = max(self.seen.get(key, 0.0), run.finished_at)
             if changed:
                 served = [s.served for s in self.publishers.values() if s.served is not None]
                 self.current = merge(served) if served else None
@@ -103,6 +118,7 @@ class ResultsStore:
                 ),
                 None if self.current is None else self.current.run_ids,
                 len(self._failed),
+                len(self.seen),
             )
             if signature != self._signature:
                 self._signature = signature

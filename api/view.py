@@ -13,11 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from api.divergence import cross_run_divergences
 from api.results import GroupIndex, LoadedRun, RunTables, cluster_key, partition_name
 
 #: where a row comes from, across publishers
@@ -62,6 +64,9 @@ class View:
     groups: GroupIndex
     #: distinct group ids per cluster, summed: the run's "groups" wherever it is shown
     group_count: int = 0
+    #: findings the service made: replicas of a partition from different runs that diverge
+    #: (``api.divergence``; also in ``findings``)
+    cross_findings: list[dict[str, Any]] = field(default_factory=list)
     loaded_at: float = field(default_factory=time.time)
 
     @property
@@ -94,29 +99,38 @@ class View:
     def partitions_of(self, cluster: str) -> Iterator[dict[str, Any]]:
         return (p for p in self.partitions if cluster_key(p["cluster_id"]) == cluster)
 
-    def findings_of(self, log_dir: str, partition: int | None) -> list[dict[str, Any]]:
-        """The findings of one log dir, about one offsets partition (or about the log dir as a
-        whole when ``partition`` is None)."""
-        name = None if partition is None else partition_name(partition)
-        return [f for f in self.findings if f["log_dir"] == log_dir and f["partition"] == name]
+    @cached_property
+    def _by_partition(self) -> dict[tuple[str, int], list[dict[str, Any]]]:
+        found: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for p in self.partitions:
+            found.setdefault((cluster_key(p["cluster_id"]), p["partition"]), []).append(p)
+        return found
 
-    def configured_partitions(self, cluster: str | None = None) -> int | None:
-        """``offsets.topic.num.partitions`` as the scans of ``cluster`` were given it (``--set``
-        or ``--broker-config``), if they were."""
-        for run in sorted(self.runs, key=lambda r: r.finished_at, reverse=True):
-            if cluster is not None and all(
-                cluster_key(b["cluster_id"]) != cluster for b in run.tables.brokers
-            ):
-                continue
-            config = run.tables.manifest.get("config") or {}
-            for source in ("overrides", "properties"):
-                value = (config.get(source) or {}).get("offsets.topic.num.partitions")
-                if value is not None:
-                    try:
-                        return int(str(value).strip())
-                    except ValueError:
-                        return None
-        return None
+    def partition_rows(self, cluster: str, partition: int) -> list[dict[str, Any]]:
+        """The rows of ``__consumer_offsets-<partition>`` of ``cluster``: one per log dir."""
+        return self._by_partition.get((cluster, partition), [])
+
+    @cached_property
+    def _brokers_by_log_dir(self) -> dict[LogDirKey, dict[str, Any]]:
+        return {log_dir_key(b): b for b in self.brokers}
+
+    def broker_row(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """The brokers row of the log dir ``row`` comes from."""
+        return self._brokers_by_log_dir.get(log_dir_key(row))
+
+    @cached_property
+    def _findings_by_place(self) -> dict[tuple[LogDirKey, str | None], list[dict[str, Any]]]:
+        found: dict[tuple[LogDirKey, str | None], list[dict[str, Any]]] = {}
+        for f in self.findings:
+            found.setdefault((log_dir_key(f), f["partition"]), []).append(f)
+        return found
+
+    def findings_of(self, row: dict[str, Any], partition: int | None) -> list[dict[str, Any]]:
+        """The findings of the log dir ``row`` comes from (cluster, broker, log dir: brokers
+        scanned on their own hosts may all have the same path), about one offsets partition
+        (or about the log dir as a whole when ``partition`` is None)."""
+        name = None if partition is None else partition_name(partition)
+        return self._findings_by_place.get((log_dir_key(row), name), [])
 
 
 def broker_rows(
@@ -147,15 +161,19 @@ def merge(runs: Sequence[LoadedRun]) -> View:
         indexes += [i for i in run.indexes if log_dir_key(i) in mine]
         whole = all(log_dir_key(b) in mine for b in run.tables.brokers)
         groups.append(run.groups if whole else _only(run.groups, {k[2] for k in mine}))
+    brokers = broker_rows(members, owner)
+    partitions = merged_rows(members, "partitions", owner)
     table = pa.concat_tables(groups).unify_dictionaries()
+    cross = cross_run_divergences(brokers, partitions, table) if len(runs) > 1 else []
     return View(
         runs=tuple(runs),
-        brokers=broker_rows(members, owner),
-        partitions=merged_rows(members, "partitions", owner),
+        brokers=brokers,
+        partitions=partitions,
         segments=segments,
         indexes=indexes,
-        findings=merged_rows(members, "findings", owner),
+        findings=merged_rows(members, "findings", owner) + cross,
         groups=GroupIndex.build(table),
+        cross_findings=cross,
         group_count=group_count(table),
     )
 

@@ -30,6 +30,8 @@ class FindingKind(StrEnum):
 
     # the log dir and its files (logdir/)
     UNREADABLE_FILE = "unreadable-file"
+    #: what the auditor's user may not read: the auditor's problem, never the broker's
+    PERMISSION_DENIED = "permission-denied"
     MISSING_FILE = "missing-file"
     MISSING_CHECKPOINT = "missing-checkpoint"
     UNEXPECTED_FILE = "unexpected-file"

@@ -51,6 +51,11 @@ FAILURE_FIELDS: Final = ("run_id", "publisher", "failed_at", "log_dirs", "exit_s
 
 #: A publisher's name: what ``scan --publisher`` takes (a directory name on every filesystem).
 PUBLISHER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: A cluster id ``scan --cluster-id`` takes. Kafka's are URL-safe base64 of a random UUID (2.3.0
+#: ``CoreUtils.generateUuidAsBase64``: ``Base64.getUrlEncoder.withoutPadding``), so they may
+#: begin with ``_`` or ``-``; never a path component (the default publisher puts
+#: ``broker-<id>.`` before it).
+CLUSTER_ID: Final = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def publisher_home(results: Path, publisher: str) -> Path:
@@ -92,6 +97,13 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("groups", "int64"),
         ("corrupt_index_files", "int64"),
         ("exit_status", "int64"),
+        # what the log dir tells of the offsets topic as a whole (audit.topic_evidence): the
+        # service decides the partition count and the coordinators from every broker's
+        ("offsets_partitions_held", "list<int64>"),
+        ("offsets_topic_num_partitions", "int64"),
+        ("offsets_topic_num_partitions_origin", "string"),
+        ("kraft_metadata_read_to", "int64"),
+        ("kraft_offsets_topic_json", "string"),
     ),
     "partitions": (
         ("input", "int64"),
@@ -208,6 +220,29 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     ),
 }
 
+#: the recommendation with a day's growth, in both the brokers and the partitions table
+_HEADROOM_COLUMNS: Final = (
+    "recommended_dedupe_buffer_size_with_headroom",
+    "recommendation_heap_bytes",
+    "headroom_arithmetic",
+)
+
+#: Columns added since their table was first published (``SCHEMA_VERSION`` unchanged): a run
+#: published before has none of them, and a reader takes them as null there.
+ADDED_COLUMNS: Final[dict[str, frozenset[str]]] = {
+    "brokers": frozenset(
+        {
+            *_HEADROOM_COLUMNS,
+            "offsets_partitions_held",
+            "offsets_topic_num_partitions",
+            "offsets_topic_num_partitions_origin",
+            "kraft_metadata_read_to",
+            "kraft_offsets_topic_json",
+        }
+    ),
+    "partitions": frozenset(_HEADROOM_COLUMNS),
+}
+
 #: The manifest's fields (see ``manifest``).
 MANIFEST_FIELDS: Final = (
     "schema_version",
@@ -274,7 +309,29 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
                 1 for x in report["indexes"] if x["verdict"] in _CORRUPT_INDEX_VERDICTS
             ),
             "exit_status": report["exit_status"],
+            **topic_columns(broker.get("offsets_topic")),
         }
+
+
+def topic_columns(topic: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The offsets-topic evidence columns of a broker's row (``offsets_topic`` of its report:
+    ``audit.topic_evidence``; ``None`` in reports of before it)."""
+    if topic is None:
+        return {
+            "offsets_partitions_held": None,
+            "offsets_topic_num_partitions": None,
+            "offsets_topic_num_partitions_origin": None,
+            "kraft_metadata_read_to": None,
+            "kraft_offsets_topic_json": None,
+        }
+    kraft = topic["kraft_metadata"]
+    return {
+        "offsets_partitions_held": list(topic["partitions_held"]),
+        "offsets_topic_num_partitions": topic["num_partitions"],
+        "offsets_topic_num_partitions_origin": topic["num_partitions_origin"],
+        "kraft_metadata_read_to": None if kraft is None else kraft["read_to"],
+        "kraft_offsets_topic_json": None if kraft is None else json.dumps(kraft),
+    }
 
 
 #: index verdicts (``offsets_auditor.startup.indexes.Verdict``) of a file the broker's next

@@ -103,6 +103,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " under the same name",
     )
     parser.add_argument(
+        "--cluster-id",
+        metavar="ID",
+        help="the cluster every LOGDIR belongs to, for log dirs whose meta.properties has no"
+        " cluster.id (ZooKeeper-mode brokers before Kafka 2.4): the service tells clusters apart"
+        " by it. Give each broker's scan the same (the cluster id the brokers report, e.g."
+        " zookeeper-shell.sh ... get /cluster/id, or any name); a LOGDIR whose meta.properties"
+        " names another is refused. One that begins with '-': --cluster-id=ID",
+    )
+    parser.add_argument(
         "--keep",
         type=int,
         default=10,
@@ -193,12 +202,22 @@ def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
                 " or see docs/operators-guide.md, 'Other filesystems')"
             )
         log_dirs.append(path.resolve())
-    failures.publisher = args.publisher or default_publisher(log_dirs)
+    if args.cluster_id is not None and not cluster_id_name(args.cluster_id):
+        raise UsageError(
+            f"--cluster-id {args.cluster_id!r}: use letters, digits, '.', '_' and '-', at most"
+            " 100 (Kafka's cluster ids are URL-safe base64)"
+        )
+    failures.publisher = args.publisher or default_publisher(log_dirs, args.cluster_id)
     for text, path in zip(args.log_dirs, log_dirs, strict=True):
         if not path.is_dir():
             raise UsageError(f"{text} is not a directory (give a broker log dir)")
         if not looks_like_log_dir(path):
             raise UsageError(not_a_log_dir_message(path))
+        said = meta_cluster_id(path)
+        if args.cluster_id is not None and said is not None and said != args.cluster_id:
+            raise UsageError(
+                f"--cluster-id {args.cluster_id}: {text}/meta.properties says cluster.id={said}"
+            )
     try:
         versions = kafka_versions(args.kafka_version, log_dirs)
         logs = server_logs(args.server_log, log_dirs)
@@ -232,6 +251,7 @@ def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
         read=ReadOptions(backend=args.reader),
         keep=args.keep,
         now_ms=args.now,
+        cluster_id=args.cluster_id,
         **({} if args.load_rate is None else {"load_rate": args.load_rate * 1048576}),
     )
     try:
@@ -285,10 +305,28 @@ def published_name(name: str) -> bool:
     return published.PUBLISHER_NAME.fullmatch(name) is not None
 
 
-def default_publisher(log_dirs: list[Path]) -> str:
-    """``broker-<id>`` (with ``.<cluster id>`` when known) when every log dir's
-    ``meta.properties`` names the same broker: a scan on one broker's host; else
-    ``scan-<digest of the log dirs' paths>``, stable from one run to the next."""
+def cluster_id_name(name: str) -> bool:
+    from offsets_auditor import published
+
+    return published.CLUSTER_ID.fullmatch(name) is not None
+
+
+def meta_cluster_id(log_dir: Path) -> str | None:
+    """The ``cluster.id`` of the log dir's ``meta.properties`` (None: none, or unreadable)."""
+    from offsets_auditor.logdir import fs
+    from offsets_auditor.logdir.meta_properties import parse_meta_properties
+
+    try:
+        return parse_meta_properties(fs.read_small_file(log_dir / "meta.properties")).cluster_id
+    except (OSError, ValueError):
+        return None
+
+
+def default_publisher(log_dirs: list[Path], cluster_id: str | None = None) -> str:
+    """``broker-<id>`` (with ``.<cluster id>`` when known: ``meta.properties``', else
+    ``cluster_id``) when every log dir's ``meta.properties`` names the same broker: a scan on
+    one broker's host; else ``scan-<digest of the log dirs' paths>``, stable from one run to
+    the next."""
     import xxhash
 
     from offsets_auditor.logdir import fs
@@ -301,7 +339,8 @@ def default_publisher(log_dirs: list[Path]) -> str:
         except (OSError, ValueError):
             owners.add(None)
             continue
-        owners.add((meta.cluster_id, meta.broker_id) if meta.broker_id is not None else None)
+        cluster = meta.cluster_id if meta.cluster_id is not None else cluster_id
+        owners.add((cluster, meta.broker_id) if meta.broker_id is not None else None)
     (owner,) = owners if len(owners) == 1 else (None,)
     if owner is not None:
         cluster, broker = owner

@@ -73,6 +73,9 @@ class ScanOptions:
     load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
     keep: int = 10
     now_ms: int | None = None
+    #: ``--cluster-id``: the cluster of log dirs whose meta.properties does not say (brokers
+    #: before 2.4), so that the service tells clusters apart
+    cluster_id: str | None = None
 
     @property
     def home(self) -> Path:
@@ -314,7 +317,10 @@ def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> In
         with_groups=options.with_groups,
     )
     plan = plan_audit([path], settings, now_ms)
-    return Input(index, path, plan, log_dir_work(path, plan))
+    work = log_dir_work(path, plan)
+    if options.cluster_id is not None:
+        work = replace(work, model=replace(work.model, given_cluster_id=options.cluster_id))
+    return Input(index, path, plan, work)
 
 
 def _spark_round(
@@ -484,6 +490,7 @@ def _manifest(
             "properties": dict(options.properties),
             "overrides": dict(options.overrides),
             "kafka_versions_given": {str(k): str(v) for k, v in options.versions.items() if v},
+            "cluster_id_given": options.cluster_id,
             "with_groups": options.with_groups,
             "reader": str(options.read.backend),
             "load_rate_bytes_per_second": options.load_rate,

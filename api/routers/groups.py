@@ -16,8 +16,8 @@ from urllib.parse import unquote_to_bytes
 from fastapi import APIRouter, HTTPException, Path, Query, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.coordination import BadGroupId, answer, check_group_id
-from api.deps import ClusterFilter, Limit, Offset, RunDep
+from api.coordination import BadGroupId, check_group_id, lookup
+from api.deps import ClusterFilter, ClustersDep, Limit, LiveDep, Offset, RunDep
 from api.models import BAD_REQUEST, CoordinatorAnswer, GroupDetails, GroupNames, Problem
 from api.results import cluster_key
 from api.view import View
@@ -120,21 +120,33 @@ async def list_groups(
     "/groups/{group_id}/coordinator-partition", response_model=CoordinatorAnswer, responses=ERRORS
 )
 async def coordinator_partition_by_path(
-    run: RunDep, group_id: GroupPath, cluster: ClusterFilter = None, partitions: Partitions = None
+    run: RunDep,
+    views: ClustersDep,
+    live: LiveDep,
+    group_id: GroupPath,
+    cluster: ClusterFilter = None,
+    partitions: Partitions = None,
 ) -> dict[str, Any]:
-    """The ``__consumer_offsets`` partition coordinating the group, per cluster of the run, the
-    log dirs holding it and its health. Works for groups the run does not hold."""
+    """The ``__consumer_offsets`` partition coordinating the group and the broker leading it,
+    per cluster: the count from every broker's evidence (and the live cluster when the
+    service has one), whether the coordinator is loading, the load estimate, each replica's
+    health. Works for groups the view does not hold."""
     group = decode_segment(group_id)
-    return answer(run, group, _clusters(run, cluster), partitions)
+    return await lookup(run, views, live, group, _clusters(run, cluster), partitions)
 
 
 @router.get("/group/coordinator-partition", response_model=CoordinatorAnswer, responses=ERRORS)
 async def coordinator_partition_by_query(
-    run: RunDep, group: GroupQuery, cluster: ClusterFilter = None, partitions: Partitions = None
+    run: RunDep,
+    views: ClustersDep,
+    live: LiveDep,
+    group: GroupQuery,
+    cluster: ClusterFilter = None,
+    partitions: Partitions = None,
 ) -> dict[str, Any]:
     """The same as ``/groups/{group_id}/coordinator-partition``, the id as a query parameter
     (the empty id: ``?group=``)."""
-    return answer(run, _checked(group), _clusters(run, cluster), partitions)
+    return await lookup(run, views, live, _checked(group), _clusters(run, cluster), partitions)
 
 
 @router.get(
@@ -188,13 +200,16 @@ async def group_by_query(
 
 def _copies(run: View, group: str, cluster: str | None) -> list[dict[str, Any]]:
     clusters = set(_clusters(run, cluster))
-    copies: dict[str, dict[str, Any]] = {}
+    # one copy per log dir of a broker: brokers scanned on their own hosts often have the same
+    # log dir path
+    copies: dict[tuple[str, int | None, str], dict[str, Any]] = {}
     for row in run.groups.rows(group):
         if cluster_key(row["cluster_id"]) not in clusters:
             continue
-        copy = copies.get(row["log_dir"])
+        key = (cluster_key(row["cluster_id"]), row["broker_id"], row["log_dir"])
+        copy = copies.get(key)
         if copy is None:
-            copy = copies[row["log_dir"]] = {
+            copy = copies[key] = {
                 "cluster_id": cluster_key(row["cluster_id"]),
                 **{
                     k: row[k]
@@ -257,9 +272,19 @@ def _reset_plan(run: View, group: str, cluster: str | None, log_dir: str | None)
             409,
             f"group {group!r} is in several clusters of run {run.run_id}: give ?cluster=",
         )
-    ends = {(p["log_dir"], p["partition"]): p["log_end_offset"] or -1 for p in run.partitions}
+    ends = {
+        (cluster_key(p["cluster_id"]), p["broker_id"], p["log_dir"], p["partition"]): (
+            p["log_end_offset"] or -1
+        )
+        for p in run.partitions
+    }
     # the longest replica of the partition (as `offsets-auditor groups export` picks)
-    copy = max(copies, key=lambda c: ends.get((c["log_dir"], c["coordinator_partition"]), -1))
+    copy = max(
+        copies,
+        key=lambda c: ends.get(
+            (c["cluster_id"], c["broker_id"], c["log_dir"], c["coordinator_partition"]), -1
+        ),
+    )
     committed = [
         _Offset(o) for o in copy["offsets"] if not o["pending"] and o["offset"] is not None
     ]

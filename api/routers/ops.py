@@ -58,7 +58,8 @@ async def metrics(request: Request) -> Response:
     encoder, content_type = choose_encoder(request.headers.get("accept", ""))
     store: ResultsStore = request.app.state.store
     # the exposition changes only when the store does: rendered once for each version
-    key = (store.version, content_type)
+    live = request.app.state.live
+    key = (store.version, None if live is None else live.version, content_type)
     cache = request.app.state.metrics_cache
     if cache.get("key") != key:
         cache.update(key=key, body=encoder(request.app.state.registry))

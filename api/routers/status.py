@@ -9,8 +9,9 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import HTMLResponse
 
 from api.alerts import all_alerts
-from api.coordination import BadGroupId, answer, check_group_id
-from api.deps import ExpositionDep, SettingsDep, StoreDep
+from api.cluster_page import cluster_section, with_cluster_section
+from api.coordination import BadGroupId, check_group_id, lookup
+from api.deps import ClustersDep, ExpositionDep, LiveDep, SettingsDep, StoreDep
 from api.page import render
 
 router = APIRouter(tags=["status page"])
@@ -21,6 +22,8 @@ async def status_page(
     store: StoreDep,
     exposition: ExpositionDep,
     settings: SettingsDep,
+    views: ClustersDep,
+    live: LiveDep,
     group: Annotated[str | None, Query(max_length=3 * 32767)] = None,
 ) -> HTMLResponse:
     """The status page (HTML). ``?group=ID`` shows the group lookup's answer."""
@@ -28,13 +31,13 @@ async def status_page(
     ready, message = store.readiness()
     now = time.time()
     alerts = all_alerts(exposition.timeline(now), settings.thresholds(), now)
-    lookup, error = None, None
+    found, error = None, None
     if group is not None:
         if run is None:
             error = message
         else:
             try:
-                lookup = answer(run, check_group_id(group), run.clusters(), None)
+                found = await lookup(run, views, live, check_group_id(group), run.clusters(), None)
             except (BadGroupId, HTTPException) as problem:
                 error = str(problem)
     html = render(
@@ -42,9 +45,10 @@ async def status_page(
         message,
         store.newest_error is not None,
         alerts,
-        lookup,
+        found,
         error,
         group,
         settings.never_compacted_threshold_bytes,
     )
+    html = with_cluster_section(html, cluster_section(views.now(now)[1], now, settings))
     return HTMLResponse(html, status_code=200 if ready else 503)

@@ -97,7 +97,7 @@ def partition_detail(run: View, p: dict[str, Any]) -> dict[str, Any]:
         "pass_details": _json(p["pass_details_json"], []),
         "top_writers": _json(p["top_writers_json"], []),
         "unknown_record_types_by_type": _json(p["unknown_record_types_json"], {}),
-        "findings": run.findings_of(p["log_dir"], p["partition"]),
+        "findings": run.findings_of(p, p["partition"]),
     }
 
 

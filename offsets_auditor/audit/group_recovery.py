@@ -27,6 +27,7 @@ from offsets_auditor.logdir.model import (
     LogDir,
     PartitionDir,
     Segment,
+    held_offsets_partitions,
     offsets_partitions,
     open_partition,
     read_log_dir,
@@ -86,10 +87,10 @@ def plan(model: LogDir, rules: LoaderRules, partitions_count: int | None = None)
     """``partitions_count`` is the topic's partition count; ``None`` takes the highest partition
     number found plus one, which is right when the log dir holds every partition (one broker)
     and is said in a finding otherwise."""
-    found = offsets_partitions(model)
+    found = held_offsets_partitions(model)  # a dir the auditor may not read counts too
     findings = []
     if partitions_count is None:
-        partitions_count = max((p.partition for p in found), default=-1) + 1
+        partitions_count = max(found, default=-1) + 1
         if found and len(found) != partitions_count:
             findings.append(
                 Finding(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from offsets_auditor.audit.damage import CleanerView
+from offsets_auditor.audit.topic_evidence import TopicEvidence
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.capacity import BufferAdvice
 from offsets_auditor.cleaner.config import CleanerConfig
@@ -31,7 +32,7 @@ from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.model import GroupState
 from offsets_auditor.logdir.layout import DirState
-from offsets_auditor.logdir.model import LogDir, PartitionDir, offsets_partitions
+from offsets_auditor.logdir.model import LogDir, PartitionDir, held_offsets_partitions
 from offsets_auditor.reader.reading import DEFAULT_READ, SegmentReader
 
 
@@ -112,6 +113,8 @@ class BrokerAudit:
     indexes: tuple[dict[str, Any], ...] = ()
     recovery: dict[str, Any] | None = None
     groups: tuple[GroupState, ...] = ()
+    #: what the log dir tells of the offsets topic as a whole (for the cluster view)
+    topic: TopicEvidence | None = None
     #: the recommendation with a day's growth: that of the partition needing the most
     headroom: Headroom | None = None
 
@@ -323,7 +326,7 @@ def config_findings(logdir: LogDir, config: CleanerConfig) -> list[Finding]:
                 " this broker",
             )
         )
-    partition_dirs = offsets_partitions(logdir)
+    partition_dirs = held_offsets_partitions(logdir)
     if partition_dirs and len(partition_dirs) != config.offsets_topic_partitions:
         found.append(
             Finding(

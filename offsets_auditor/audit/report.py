@@ -107,6 +107,7 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
             "arithmetic": a.recommendation.arithmetic,
             "with_headroom": headroom_json(a.headroom),
         },
+        "offsets_topic": None if a.topic is None else a.topic.to_json(),
     }
 
 

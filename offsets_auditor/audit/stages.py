@@ -38,6 +38,7 @@ from offsets_auditor.audit.partition import (
     thread_outcomes,
 )
 from offsets_auditor.audit.plan import AuditPlan, AuditSettings, given_plan
+from offsets_auditor.audit.topic_evidence import topic_evidence
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.blockers import (
     hanging_transaction_findings,
@@ -287,6 +288,8 @@ def conclude(
             )
     findings.extend(skew_findings(partitions))
     findings.extend(config_findings(model, config))
+    topic = topic_evidence(model, audit_plan.settings)
+    findings.extend(topic.findings())
     indexes, recovery, startup_findings = startup_report(model, config.kafka_version)
     findings.extend(startup_findings)
     groups: tuple[GroupState, ...] = ()
@@ -317,6 +320,7 @@ def conclude(
         tuple(indexes),
         recovery,
         groups,
+        topic,
         headroom=roomiest,
     )
     by_config = {

@@ -45,6 +45,40 @@ class FileChangedError(OSError):
         super().__init__(errno.ESTALE, "replaced since it was listed", str(path))
 
 
+def is_permission_error(error: OSError) -> bool:
+    """The auditor's own user may not read this (``EACCES``, ``EPERM``): not a fact about the
+    broker, which reads its files as its own user."""
+    return error.errno in (errno.EACCES, errno.EPERM)
+
+
+def access_words(path: Path) -> str:
+    """Who may read ``path``, as ``ls -l`` would say it: ``owner kafka:kafka, mode 0750`` (ids
+    where no name is known; empty when even ``stat`` fails)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"owner {_user(st.st_uid)}:{_group(st.st_gid)}, mode {stat.S_IMODE(st.st_mode):04o}"
+
+
+def _user(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _group(gid: int) -> str:
+    import grp
+
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
 def list_dir(path: Path) -> list[FileInfo]:
     """The entries of ``path`` sorted by name. Names that are not valid UTF-8 come back with
     Python's surrogate escapes (``os.fsdecode``) and can be shown with ``repr``."""

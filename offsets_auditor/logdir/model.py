@@ -128,10 +128,22 @@ class PartitionDir:
     leftovers: tuple[Leftover, ...]
     leader_epoch_checkpoint: LeaderEpochCheckpoint | None
     other_files: tuple[FileEntry, ...]
+    #: what the auditor's user may not read (``name`` itself when the dir cannot be listed,
+    #: else ``name/file``): each is one ``permission-denied`` finding
+    denied: tuple[str, ...] = ()
 
     @property
     def size_bytes(self) -> int:
         return sum(s.log.size for s in self.segments)
+
+    @property
+    def records_denied(self) -> bool:
+        """Its records cannot all be read by the auditor (the dir cannot be listed, or a
+        ``.log`` cannot be opened): it is set aside, never audited from part of its log."""
+        if self.name in self.denied:
+            return True
+        logs = {f"{self.name}/{s.log.name}" for s in self.segments}
+        return any(d in logs for d in self.denied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +170,9 @@ class LogDir:
     partitions: tuple[PartitionDir, ...]
     findings: tuple[Finding, ...] = field(default=())
     liveness: Liveness = NOT_TESTED
+    #: the cluster the operator says the log dir belongs to (``scan --cluster-id``): taken
+    #: where ``meta.properties`` has no ``cluster.id`` (ZooKeeper-mode brokers before 2.4)
+    given_cluster_id: str | None = None
 
     @property
     def broker_id(self) -> int | None:
@@ -165,16 +180,35 @@ class LogDir:
 
     @property
     def cluster_id(self) -> str | None:
-        return None if self.meta is None else self.meta.cluster_id
+        found = None if self.meta is None else self.meta.cluster_id
+        return found if found is not None else self.given_cluster_id
 
     def partition(self, name: str) -> PartitionDir | None:
         return next((p for p in self.partitions if p.name == name), None)
 
 
 def offsets_partitions(logdir: LogDir) -> tuple[PartitionDir, ...]:
-    """The live ``__consumer_offsets-N`` partitions, by partition number."""
-    found = [p for p in logdir.partitions if p.topic == OFFSETS_TOPIC and p.state is DirState.LIVE]
+    """The live ``__consumer_offsets-N`` partitions the auditor can read, by partition number
+    (those it may not read are set aside, each with its ``permission-denied`` finding:
+    :func:`held_offsets_partitions` has them all)."""
+    found = [
+        p
+        for p in logdir.partitions
+        if p.topic == OFFSETS_TOPIC and p.state is DirState.LIVE and not p.records_denied
+    ]
     return tuple(sorted(found, key=lambda p: p.partition))
+
+
+def held_offsets_partitions(logdir: LogDir) -> tuple[int, ...]:
+    """The numbers of every live ``__consumer_offsets-N`` dir of the log dir, readable or not:
+    the partitions this broker holds a replica of."""
+    return tuple(
+        sorted(
+            p.partition
+            for p in logdir.partitions
+            if p.topic == OFFSETS_TOPIC and p.state is DirState.LIVE
+        )
+    )
 
 
 def _display(name: str) -> str:
@@ -201,6 +235,16 @@ class _Reader:
         self.root = root
         self.version = version
         self.findings: list[Finding] = []
+        #: what could not be read for lack of permission, relative to the log dir
+        self.denied: list[str] = []
+
+    def permission_denied(
+        self, path: Path, relative: str, partition: str | None, consequence: str
+    ) -> None:
+        """One ``permission-denied`` finding: what the auditor's user may not read, what is
+        left out because of it, and what to do."""
+        self.denied.append(relative)
+        self.findings.append(permission_finding(path, relative, partition, consequence))
 
     def note(
         self,
@@ -218,7 +262,19 @@ class _Reader:
     ) -> bytes | None:
         try:
             return fs.read_small_file(path, limit=_SMALL_TEXT_LIMIT)
-        except (OSError, ValueError) as error:
+        except OSError as error:
+            if fs.is_permission_error(error):
+                self.permission_denied(path, relative, partition, "It is read as absent.")
+                return None
+            self.note(
+                FindingKind.UNREADABLE_FILE,
+                Severity.WARNING,
+                f"cannot read {relative}: {error}",
+                file=relative,
+                partition=partition,
+            )
+            return None
+        except ValueError as error:
             self.note(
                 FindingKind.UNREADABLE_FILE,
                 Severity.WARNING,
@@ -249,6 +305,9 @@ class _Reader:
         except OSError as error:
             if error.errno == errno.ENOENT:
                 return False
+            if fs.is_permission_error(error):
+                self.permission_denied(path, relative, partition, _left_out(relative, partition))
+                return False
             self.note(
                 FindingKind.UNREADABLE_FILE,
                 Severity.CRITICAL,
@@ -273,7 +332,12 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
     try:
         entries = fs.list_dir(path)
     except OSError as error:
-        reader.note(FindingKind.UNREADABLE_FILE, Severity.CRITICAL, f"cannot list {path}: {error}")
+        if fs.is_permission_error(error):
+            reader.permission_denied(path, str(path), None, "Nothing of this log dir is audited.")
+        else:
+            reader.note(
+                FindingKind.UNREADABLE_FILE, Severity.CRITICAL, f"cannot list {path}: {error}"
+            )
         return LogDir(
             path, None, None, None, None, None, CleanShutdown(False), (), tuple(reader.findings)
         )
@@ -369,13 +433,22 @@ def _read_partition(
     state: DirState,
 ) -> PartitionDir:
     name = _display(entry.name)
+    denied_before = len(reader.denied)
     if snapshot is not None:
         listing = snapshot.listing
     else:
         try:
             listing = fs.list_dir(entry.path)
         except OSError as error:
-            if error.errno != errno.ENOENT:  # a partition deleted meanwhile is just gone
+            if fs.is_permission_error(error):
+                reader.permission_denied(
+                    entry.path,
+                    name,
+                    name,
+                    f"{name} is not audited (no verdict, no groups from it); the rest of the"
+                    " log dir is.",
+                )
+            elif error.errno != errno.ENOENT:  # a partition deleted meanwhile is just gone
                 reader.note(
                     FindingKind.UNREADABLE_FILE,
                     Severity.CRITICAL,
@@ -464,7 +537,42 @@ def _read_partition(
         leftovers=tuple(leftovers),
         leader_epoch_checkpoint=epochs,
         other_files=tuple(others),
+        denied=tuple(reader.denied[denied_before:]),
     )
+
+
+def permission_finding(
+    path: Path, relative: str, partition: str | None, consequence: str
+) -> Finding:
+    """``permission-denied``: the auditor's user may not read ``path``. Not a fault of the
+    broker (which reads its files as its own user), so never a verdict about it; the advice
+    is how to give the auditor read access without changing the broker's files."""
+    access = fs.access_words(path)
+    return Finding(
+        FindingKind.PERMISSION_DENIED,
+        Severity.WARNING,
+        f"cannot read {relative}{f' ({access})' if access else ''}: permission denied to the"
+        f" auditor's user (uid {os.getuid()}), not a problem of the broker, which reads it as its"
+        f" own user. {consequence} To audit it, run the auditor as a member of the broker's"
+        " group (the log dir group-readable: g+r on files, g+rx on dirs), or as the broker's"
+        " own user against a read-only bind mount of the log dir (mount --bind -o ro; on"
+        " Kubernetes the broker's volume mounted readOnly), where it reads everything and can"
+        " write nothing.",
+        file=relative,
+        partition=partition,
+    )
+
+
+def _left_out(relative: str, partition: str) -> str:
+    """What the audit leaves out when a file of ``partition`` cannot be read."""
+    if relative.endswith(".log"):
+        return (
+            f"{partition} is not audited (its records cannot be read whole: no verdict, no"
+            " groups from it); the rest of the log dir is."
+        )
+    if relative.endswith((".index", ".timeindex", ".txnindex")):
+        return "Its start-up check is skipped; the records are audited."
+    return "It is not read; the records are audited."
 
 
 @dataclass
@@ -500,6 +608,24 @@ def open_partition(
             partition.path, lambda name: name.endswith(".log"), _swap_in_progress
         )
     except OSError as error:
+        if fs.is_permission_error(error):  # unreadable since the log dir was read
+            finding = permission_finding(
+                partition.path,
+                partition.name,
+                partition.name,
+                f"{partition.name} is not audited (no verdict, no groups from it); the rest of"
+                " the log dir is.",
+            )
+            denied = replace(
+                partition,
+                segments=(),
+                snapshots=(),
+                leftovers=(),
+                other_files=(),
+                denied=(partition.name,),
+            )
+            yield PartitionSnapshot(denied, {}, [finding])
+            return
         if error.errno != errno.ENOENT:
             raise
         gone = replace(partition, segments=(), snapshots=(), leftovers=(), other_files=())
@@ -516,7 +642,12 @@ def open_partition(
         model = _read_partition(
             reader, entry, snapshot, partition.topic, partition.partition, partition.state
         )
-        findings = [f for f in reader.findings if f.kind != FindingKind.UNEXPECTED_FILE]
+        # said when the log dir was read
+        findings = [
+            f
+            for f in reader.findings
+            if f.kind not in (FindingKind.UNEXPECTED_FILE, FindingKind.PERMISSION_DENIED)
+        ]
         if snapshot.attempts > 1 or not snapshot.settled:
             how = (
                 f"read again until it held still ({snapshot.attempts} listings)"

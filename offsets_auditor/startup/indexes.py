@@ -73,6 +73,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from offsets_auditor.findings import FindingKind
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.layout import CheckpointFileName
 from offsets_auditor.logdir.model import FileEntry, LogDir, PartitionDir, Segment
@@ -314,6 +315,11 @@ def written_entries(f: fs.ReadOnlyFile, entry_size: int) -> int:
     return low
 
 
+#: ``Check.exception`` of a file the auditor may not read: no check, and nothing said of the
+#: broker (which reads it as its own user): the log dir's finding says it
+_DENIED: str = FindingKind.PERMISSION_DENIED
+
+
 def _read_check(
     kind: IndexKind,
     path: Path,
@@ -343,6 +349,8 @@ def _read_check(
     except OSError as error:
         if error.errno in (errno.ENOENT, errno.ESTALE):
             return None
+        if fs.is_permission_error(error):  # the auditor's user, not the broker's
+            return Check(False, f"{path}: {error.strerror}", _DENIED)
         return Check(False, f"Could not read file {path} ({error.strerror})", "IOException")
     if len(first) < (size if entries else 0) or len(last) < (size if entries else 0):
         return Check(False, f"{path} shrank while being read", "IOException")
@@ -458,6 +466,12 @@ def segment_verdicts(ctx: _SegmentContext) -> list[IndexVerdict]:
         )
         if check is None:
             out[kind] = (Verdict.CHANGED, "renamed or replaced since it was listed: not checked")
+            continue
+        if check.exception == _DENIED:
+            out[kind] = (
+                Verdict.NOT_CHECKED,
+                "the auditor's user may not read it (see the permission-denied finding)",
+            )
             continue
         live = _live_note(trimmed[0]) if trimmed else ""
         if check.passed:

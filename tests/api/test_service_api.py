@@ -25,34 +25,61 @@ def _log_dir(name: str, published: Published) -> str:
     return found
 
 
+def _one(answer: dict) -> dict:
+    """The answer of the one cluster asked (``?cluster=``)."""
+    (cluster,) = answer["clusters"]
+    return cluster
+
+
 def test_usercenter_with_4_partitions_is_coordinated_by_partition_0(
     live_server: LiveServer, published_run: Published
 ) -> None:
     assert coordinator_partition("usercenter", 4) == 0
     a = live_server.json("/groups/usercenter/coordinator-partition?cluster=")
-    assert (a["group"], a["partition"], a["partitions"]) == ("usercenter", 0, 4)
+    c = _one(a)
+    assert (a["group"], c["partition"], c["partitions"]) == ("usercenter", 0, 4)
     assert a["in_run"] is True
-    assert "partition dirs" in a["partitions_basis"] and "4 partitions" in a["partitions_basis"]
+    # the four log dirs hold every partition 0-3 between them and their config says 4
+    assert c["partitions_source"] == "partition-dirs" and not c["partitions_uncertain"]
+    assert "4 partitions: the scanned brokers hold every partition 0..3" in c["reasons"][0]
+    # no live cluster, no KRaft log: the leader is not on a ZooKeeper cluster's disks
+    assert c["coordinator"] is None and c["loading"] is None and c["live"] is None
+    assert c["uncertain"]
+    assert any("the leader is unknown" in r for r in c["reasons"])
     # the four log dirs without a cluster.id all hold __consumer_offsets-0
-    assert sorted(b["log_dir"] for b in a["brokers"]) == sorted(
+    assert sorted(r["log_dir"] for r in c["replicas"]) == sorted(
         str(d) for d in published_run.log_dirs[:4]
     )
-    died = next(h for h in a["health"] if "cleaner-died" in h["log_dir"])
+    died = next(r for r in c["replicas"] if "cleaner-died" in r["log_dir"])
     assert died["size_bytes"] == 222428 and died["verdict"] == "nothing-to-clean"
+    assert died["leader"] is None and died["data_age_seconds"] >= 0
+    # the largest replica's estimate, since the leader is unknown
+    assert c["load_estimate_seconds"] == max(r["load_estimate_seconds"] for r in c["replicas"])
 
 
 def test_a_run_of_two_clusters_answers_per_cluster(live_server: LiveServer) -> None:
     a = live_server.json("/groups/usercenter/coordinator-partition")
-    assert a["partition"] is None  # two clusters: see clusters
+    assert set(a) == {"run_id", "group", "java_hash_code", "in_run", "clusters"}
     by_cluster = {c["cluster_id"]: c for c in a["clusters"]}
     assert set(by_cluster) == {"", SECOND_CLUSTER}
     b = by_cluster[SECOND_CLUSTER]
     assert (b["partition"], b["partitions"]) == (0, 4)
-    assert [x["broker_id"] for x in b["brokers"]] == [1]
+    assert [x["broker_id"] for x in b["replicas"]] == [1]
     only_b = live_server.json(f"/groups/usercenter/coordinator-partition?cluster={SECOND_CLUSTER}")
-    assert only_b["partition"] == 0 and only_b["brokers"][0]["cluster_id"] == SECOND_CLUSTER
+    assert [c["cluster_id"] for c in only_b["clusters"]] == [SECOND_CLUSTER]
+    assert _one(only_b)["partition"] == 0
     code, _, body = live_server.get("/groups/usercenter/coordinator-partition?cluster=nope")
     assert code == 404 and b"cluster 'nope' is not in run" in body
+
+
+def test_the_lookup_says_each_thing_once(live_server: LiveServer) -> None:
+    """Issue 21: the lookup repeated brokers and health inside clusters (8.6 KB)."""
+    code, _, body = live_server.get("/groups/usercenter/coordinator-partition")
+    a = json.loads(body)
+    assert code == 200 and len(a["clusters"]) == 2
+    for c in a["clusters"]:
+        assert "brokers" not in c and "health" not in c
+    assert len(body) < 8000, len(body)
 
 
 def test_hashcode_min_value_maps_to_partition_0(live_server: LiveServer) -> None:
@@ -88,13 +115,22 @@ def test_any_group_id_percent_encoded(live_server: LiveServer, group: str) -> No
         f"/group/coordinator-partition?cluster=&group={quote(group, safe='')}"
     )
     assert by_path["group"] == by_query["group"] == group
-    assert by_path["partition"] == by_query["partition"] == expected
+    assert _one(by_path)["partition"] == _one(by_query)["partition"] == expected
     assert by_path["java_hash_code"] == java_string_hash(group)
 
 
 def test_the_empty_group_id_in_the_query_form(live_server: LiveServer) -> None:
     a = live_server.json("/group/coordinator-partition?group=&cluster=")
-    assert (a["group"], a["java_hash_code"], a["partition"]) == ("", 0, 0)
+    assert (a["group"], a["java_hash_code"], _one(a)["partition"]) == ("", 0, 0)
+
+
+def test_a_count_given_by_the_request(live_server: LiveServer) -> None:
+    a = _one(live_server.json("/groups/usercenter/coordinator-partition?cluster=&partitions=7"))
+    assert (a["partition"], a["partitions"], a["partitions_source"]) == (
+        coordinator_partition("usercenter", 7),
+        7,
+        "request",
+    )
 
 
 def test_group_offsets_and_reset_plan(live_server: LiveServer) -> None:
@@ -264,7 +300,7 @@ def test_metric_names_are_the_contract(live_server: LiveServer) -> None:
     """Every metric of docs/metrics.md is exposed, and nothing else."""
     doc = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `(offsets_auditor_[a-z_]+)` \|", doc, re.M))
-    assert len(documented) == 32
+    assert len(documented) == 35
     exposed = set(_metrics(live_server))
     # absent until a scan has failed (no timestamp to give)
     assert exposed == documented - {
@@ -365,7 +401,9 @@ def test_brokers_runs_and_probes(live_server: LiveServer, published_run: Publish
     ):
         assert path in spec["paths"]
     props = spec["components"]["schemas"]["CoordinatorAnswer"]["properties"]
-    assert {"group", "partition", "partitions", "brokers", "health"} <= set(props)
+    assert set(props) == {"run_id", "group", "java_hash_code", "in_run", "clusters"}
+    cluster = spec["components"]["schemas"]["ClusterAnswer"]["properties"]
+    assert {"partition", "partitions", "coordinator", "loading", "replicas"} <= set(cluster)
 
 
 def test_status_page(live_server: LiveServer) -> None:

@@ -203,7 +203,7 @@ def test_the_lookup_box_in_chromium(browser, live_server: LiveServer, tmp_path: 
     expected = coordinator_partition("team a/consumer-\u00e9", 4)
     text = browser.find_element(By.ID, "lookup-result").text
     assert f"coordinated by __consumer_offsets-{expected} of 4" in text
-    assert "is not in this run's data" in text
+    assert "no offsets of it in the served data" in text
 
     # the empty id: said as such, and no sentence ends on a dangling "but"
     browser.get(live_server.url + "/?group=")

@@ -128,7 +128,8 @@ def test_at_start_an_unreadable_newest_run_falls_back_to_the_previous(
     with LiveServer(results, poll_seconds=0.1) as server:
         ready = server.json("/readyz")
         assert ready["run_id"] == published_run.run_id and ready["newest_run_unreadable"]
-        assert server.json("/groups/usercenter/coordinator-partition?cluster=")["partition"] == 0
+        (cluster,) = server.json("/groups/usercenter/coordinator-partition?cluster=")["clusters"]
+        assert cluster["partition"] == 0
 
 
 def test_no_run_yet_is_not_ready(tmp_path: Path) -> None:

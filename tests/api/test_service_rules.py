@@ -10,10 +10,9 @@ import pytest
 
 from api.alert_rules import alert_rules
 from api.alerts import firing
-from api.coordination import partition_count
 from api.promql import Snapshot, Timeline
 from api.results import GroupIndex, LoadedRun, RunTables
-from api.samples import data_families
+from api.samples import cluster_families, data_families
 from api.view import View, merge
 from offsets_auditor import published
 
@@ -124,30 +123,6 @@ def test_a_continuing_condition_keeps_its_start() -> None:
     assert starts == [[], [HOUR], [HOUR], [HOUR], [], [5 * HOUR]]
 
 
-@pytest.mark.parametrize(
-    ("numbers", "configured", "count", "says"),
-    [
-        ([0, 1, 2, 3], None, 4, "numbers 0-3, so 4 partitions"),
-        ([0, 1, 3], None, 4, "1 number(s) below 3 are in no scanned log dir"),
-        ([0, 1, 2, 3], "50", 4, "offsets.topic.num.partitions=50"),
-        ([], "50", 50, "as the scan was given it"),
-        ([], None, None, "give ?partitions=N"),
-    ],
-)
-def test_partition_count(
-    numbers: list[int], configured: str | None, count: int | None, says: str
-) -> None:
-    manifest = {
-        "finished_at": "2026-11-24T00:00:00.000Z",
-        "config": {
-            "properties": {"offsets.topic.num.partitions": configured} if configured else {}
-        },
-    }
-    view = _view([_partition(partition=n) for n in numbers], manifest)
-    found, basis = partition_count(view, "")
-    assert found == count and says in basis
-
-
 def test_group_index_finds_every_group_and_pages_by_prefix() -> None:
     names = ["b", "a", "a/b", "", "\U0001f600", "é", "a", "ab", "b"]
     table = pa.table({"group": names, "n": list(range(len(names)))})
@@ -182,14 +157,35 @@ def test_the_serve_command_imports_nothing_heavy_until_it_runs() -> None:
         (["--results", "/etc/hostname"], "is not a directory"),
         (["--results", ".", "--port", "99999"], "--port: Input should be less than or equal"),
         (["--results", ".", "--poll-seconds", "0"], "--poll-seconds: Input should be greater"),
+        (
+            ["--results", ".", "--command-config", "/etc/hostname"],
+            "--command-config needs --bootstrap-server",
+        ),
+        (["--results", ".", "--bootstrap-server", ","], "give HOST:PORT[,HOST:PORT...]"),
+        (
+            ["--results", ".", "--bootstrap-server", "h:9092", "--command-config", "/nowhere"],
+            "--command-config /nowhere: [Errno 2]",
+        ),
+        (
+            ["--results", ".", "--bootstrap-server", "h:9092", "--command-config", "{bogus}"],
+            "security.protocol=BOGUS: expected one of",
+        ),
     ],
 )
 def test_serve_usage_errors_exit_3(
-    args: list[str], says: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    args: list[str],
+    says: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     from offsets_auditor.cli.main import main
 
     monkeypatch.delenv("OFFSETS_AUDITOR_RESULTS", raising=False)
+    if "{bogus}" in args:  # a client properties file the client cannot honour
+        bogus = tmp_path / "client.properties"
+        bogus.write_text("security.protocol=bogus\n")
+        args = [str(bogus) if a == "{bogus}" else a for a in args]
     assert main(["serve", *args]) == 3
     assert says in capsys.readouterr().err
 
@@ -212,9 +208,11 @@ def test_replica_divergence_and_unknown_record_types() -> None:
             "partition": "__consumer_offsets-3",
         }
     ]
-    families = {
-        f.name: f.vector() for f in data_families([_broker(cluster_id="c1")], partitions, findings)
-    }
+    both = [
+        *data_families([_broker(cluster_id="c1")], partitions, findings),
+        *cluster_families(partitions, findings, {}),
+    ]
+    families = {f.name: f.vector() for f in both}
     timeline = Timeline((Snapshot(0.0, families),))
     fired = {a.rule.name: a for a in firing(alert_rules(), timeline, 60.0)}
     divergence = fired["OffsetsReplicaDivergence"]

@@ -60,6 +60,14 @@ def test_multi_stage_on_a_base_pinned_by_digest() -> None:
         assert stage[0].startswith("FROM ${PYTHON_IMAGE} AS "), stage[0]
 
 
+def test_the_image_has_every_extra_serve_and_scan_use() -> None:
+    """spark (the scan), api (serve) and live (serve --bootstrap-server: kafka-python)."""
+    build = stages()[1]
+    (wheel,) = [x for x in build if x.startswith("RUN pip wheel ")]
+    extras = re.search(r'"\.\[([a-z,]+)\]"', wheel)
+    assert extras is not None and set(extras.group(1).split(",")) == {"spark", "api", "live"}
+
+
 def test_runtime_is_non_root_without_build_tools_and_has_a_jre() -> None:
     build, runtime = stages()[1:]
     assert any("gcc" in x for x in build)

@@ -48,7 +48,7 @@ def test_datasource_is_a_variable_used_by_every_panel_and_query() -> None:
 
 def test_every_query_reads_contract_metrics_or_recording_rules() -> None:
     known = contract_metrics() | {record for record, _ in rules.RECORDING}
-    assert len(contract_metrics()) == 32
+    assert len(contract_metrics()) == 35
     used = set()
     for title, expr in panel_queries():
         names = set(re.findall(r"[a-z_]+:[a-z_:]+|offsets_auditor_\w+", expr))

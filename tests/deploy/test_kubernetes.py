@@ -26,10 +26,14 @@ K8S = DEPLOY / "k8s"
 OVERLAYS = {
     "local": K8S / "overlays" / "local",
     "spark-operator": K8S / "overlays" / "spark-operator",
+    "strimzi": K8S / "overlays" / "strimzi",
 }
+per_broker = deploy_script("per_broker")
 CRDS = Path(__file__).parent / "crds"
 KUBERNETES_VERSION = "1.30.0"
 NAMESPACE = "offsets-auditor"
+#: a pod mounts only claims of its own namespace: per-broker scans run in the Kafka cluster's
+NAMESPACES = {"local": NAMESPACE, "spark-operator": NAMESPACE, "strimzi": "kafka"}
 
 
 def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
@@ -61,6 +65,10 @@ def rendered(overlay: str) -> dict[str, dict[str, Any]]:
     return {r["kind"]: r for r in kustomize.render(OVERLAYS[overlay])}
 
 
+def cronjobs(overlay: str) -> list[dict[str, Any]]:
+    return [r for r in kustomize.render(OVERLAYS[overlay]) if r["kind"] == "CronJob"]
+
+
 @pytest.fixture(scope="module", params=sorted(OVERLAYS))
 def overlay(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -71,12 +79,15 @@ def test_every_resource_validates(overlay: str) -> None:
     kinds = sorted(r["kind"] for r in resources)
     expected = ["Deployment", "PersistentVolumeClaim", "PrometheusRule", "Service"]
     expected += ["ServiceAccount", "ServiceMonitor"]
-    expected += ["CronJob"] if overlay == "local" else ["Role", "RoleBinding", "SparkApplication"]
-    expected += ["ServiceAccount"] if overlay == "spark-operator" else []
+    expected += {
+        "local": ["CronJob"],
+        "spark-operator": ["Role", "RoleBinding", "SparkApplication", "ServiceAccount"],
+        "strimzi": ["CronJob"] * 3,
+    }[overlay]
     assert kinds == sorted(expected)
     for resource in resources:
         validate(resource)
-        assert resource["metadata"]["namespace"] == NAMESPACE
+        assert resource["metadata"]["namespace"] == NAMESPACES[overlay]
 
 
 def test_every_manifest_file_validates_on_its_own() -> None:
@@ -91,7 +102,7 @@ def test_every_manifest_file_validates_on_its_own() -> None:
         for document in documents:
             validate(document)
             count += 1
-    assert count == 11
+    assert count == 14
 
 
 def test_validation_has_teeth() -> None:
@@ -189,6 +200,62 @@ def test_scan_cronjob_local_mode() -> None:
     assert not results_mount.get("readOnly")
     assert results_volume["persistentVolumeClaim"]["claimName"] == "offsets-auditor-results"
     assert m["/etc/kafka"][0]["readOnly"] is True
+
+
+def test_per_broker_scans_are_the_generators_output() -> None:
+    assert per_broker.main(["--check"]) == 0, "run: python scripts/deploy/per_broker.py"
+
+
+def test_one_scan_per_broker_pinned_to_its_node_with_its_volume_read_only() -> None:
+    """Strimzi's layout: broker pod <cluster>-kafka-<N> (label strimzi.io/pod-name), its JBOD
+    volume 0 the claim data-0-<pod> mounted at /var/lib/kafka/data-0, the log dir
+    kafka-log<N> in it, its config the ConfigMap named after the pod (server.config)."""
+    jobs = cronjobs("strimzi")
+    assert len(jobs) == 3
+    publishers = []
+    for broker, job in enumerate(sorted(jobs, key=lambda j: j["metadata"]["name"])):
+        pod_name = f"my-cluster-kafka-{broker}"
+        assert job["spec"]["concurrencyPolicy"] == "Forbid"
+        pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+        check_pod_hardening(pod)
+        (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert term == {
+            "labelSelector": {"matchLabels": {"strimzi.io/pod-name": pod_name}},
+            "topologyKey": "kubernetes.io/hostname",
+        }
+        args = pod["containers"][0]["args"]
+        assert args[:2] == ["scan", f"/var/lib/kafka/data-0/kafka-log{broker}"]
+        assert args[args.index("--out") + 1] == "/results"
+        assert args[args.index("--broker-config") + 1] == "/etc/kafka/server.config"
+        publishers.append(args[args.index("--publisher") + 1])
+        m = mounts(pod)
+        data_mount, data_volume = m["/var/lib/kafka/data-0"]
+        assert data_mount["readOnly"] is True
+        assert data_volume["persistentVolumeClaim"] == {
+            "claimName": f"data-0-{pod_name}",
+            "readOnly": True,
+        }
+        config_mount, config_volume = m["/etc/kafka"]
+        assert config_mount["readOnly"] is True and config_volume["configMap"]["name"] == pod_name
+        results_mount, results_volume = m["/results"]
+        assert not results_mount.get("readOnly")
+        assert results_volume["persistentVolumeClaim"]["claimName"] == "offsets-auditor-results"
+    assert len(set(publishers)) == 3  # each publishes under its own name
+    # the service reads the same claim, read-only, in the same namespace
+    deployment = rendered("strimzi")["Deployment"]["spec"]["template"]["spec"]
+    assert mounts(deployment)["/results"][1]["persistentVolumeClaim"]["claimName"] == (
+        "offsets-auditor-results"
+    )
+
+
+def test_the_generator_takes_another_cluster(tmp_path: Path) -> None:
+    assert per_broker.main(["--cluster", "prod", "--pool", "brokers", "--brokers", "7,9",
+                            "--volume", "1", "--out", str(tmp_path)]) == 0  # fmt: skip
+    (job,) = [yaml.safe_load(p.read_text()) for p in tmp_path.glob("prod-brokers-9.yaml")]
+    pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["args"][1] == "/var/lib/kafka/data-1/kafka-log9"
+    assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "data-1-prod-brokers-9"
+    validate(job)
 
 
 def test_scan_spark_application() -> None:

@@ -210,6 +210,26 @@ CASES = [
         eval_time="181m",
     ),
     case(
+        "OffsetsBrokerStale",
+        # broker 0's log dir was last published at t=0; at 3h 1m it is older than three hourly
+        # intervals. Quiet: its publisher runs every minute.
+        {f"offsets_auditor_broker_run_timestamp_seconds{{{BROKER}}}": "0x200"},
+        {f"offsets_auditor_broker_run_timestamp_seconds{{{BROKER}}}": "0+60x200"},
+        [{**BROKER_LABELS, "severity": "warning"}],
+        [{"humanizeDuration": "3h 1m 0s"}],
+        eval_time="181m",
+    ),
+    case(
+        "OffsetsBrokerMissing",
+        # broker 2 is known (from the live cluster) and has not been scanned for an hour;
+        # quiet: its first scan came after 30 minutes
+        {f'offsets_auditor_broker_missing{{{JOB},cluster_id="c1",broker_id="2"}}': "1x100"},
+        {f'offsets_auditor_broker_missing{{{JOB},cluster_id="c1",broker_id="2"}}': "1x30 0x70"},
+        [{**JOB_LABELS, "cluster_id": "c1", "broker_id": "2", "severity": "warning"}],
+        [{}],
+        eval_time="70m",
+    ),
+    case(
         "OffsetsNoScanYet",
         # no run for two hourly intervals; quiet: the first run came after 90 minutes
         {f"offsets_auditor_results_loaded{{{JOB}}}": "0x200"},

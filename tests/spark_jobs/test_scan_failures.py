@@ -129,3 +129,30 @@ def test_a_scan_that_cannot_publish_records_why(
     (home / published.RUNS).unlink()
     assert main(args) in (0, 1, 2)
     assert (home / published.LATEST).is_file()
+
+
+def test_cluster_id_for_log_dirs_without_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ZooKeeper-mode brokers before 2.4 write no cluster.id: --cluster-id names the cluster
+    (in the default publisher, and as the published cluster_id); a log dir whose
+    meta.properties names another cluster is refused."""
+    assert scan_cli.default_publisher([SMALL], "prod-1") == "broker-0.prod-1"
+    named = tmp_path / "named" / "kafka-logs"
+    shutil.copytree(SMALL, named)
+    meta = named / "meta.properties"
+    meta.write_text(meta.read_text() + "cluster.id=Qx-9\n")
+    assert scan_cli.default_publisher([named], "prod-1") == "broker-0.Qx-9"
+    results = tmp_path / "results"
+    status = main(["scan", str(named), "--out", str(results), "--cluster-id", "prod-1"])
+    assert status == 3
+    assert "meta.properties says cluster.id=Qx-9" in capsys.readouterr().err
+    assert main(["scan", str(SMALL), "--out", str(results), "--cluster-id", "a/b"]) == 3
+    assert "--cluster-id 'a/b': use letters" in capsys.readouterr().err
+    # Kafka's ids are URL-safe base64 and may begin with '_' or '-' (a real 2.3.0 cluster's
+    # id): taken, so the log dir naming another cluster is what refuses these
+    for given in ("__elNSqASH6CYitAym7gNA", "-NSqASH6CYitAym7gNAel"):
+        status = main(["scan", str(named), "--out", str(results), f"--cluster-id={given}"])
+        assert status == 3
+        assert "meta.properties says cluster.id=Qx-9" in capsys.readouterr().err
+    assert scan_cli.default_publisher([SMALL], "_x") == "broker-0._x"
