@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from api.cluster import ClusterViews
 from api.exposition import Exposition
-from api.live import LiveWatcher
+from api.live import LiveWatcher, client_config
 from api.metrics import RunCollector
 from api.models import BAD_REQUEST
 from api.routers import clusters as clusters_router
@@ -154,11 +154,9 @@ def live_watcher(settings: Settings) -> LiveWatcher | None:
     its settings first)."""
     if settings.bootstrap_server is None:
         return None
-    from api.cli import client_config
-
     return LiveWatcher(
         settings.bootstrap_server,
-        client_config(settings),
+        client_config(settings.command_config),
         refresh_seconds=settings.live_refresh_seconds,
         timeout_seconds=settings.live_timeout_seconds,
         lookup_wait_seconds=settings.live_lookup_wait_seconds,

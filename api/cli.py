@@ -172,22 +172,13 @@ def live_problem(settings: Any) -> str | None:
 
     if not parse_bootstrap(settings.bootstrap_server):
         return f"--bootstrap-server {settings.bootstrap_server!r}: give HOST:PORT[,HOST:PORT...]"
+    from api.live import client_config
+
     try:
-        client_config(settings)
+        client_config(settings.command_config)
     except (OSError, ValueError) as error:
         return f"--command-config {settings.command_config}: {error}"
     return None
-
-
-def client_config(settings: Any) -> Any:
-    """The client properties of ``--command-config`` (defaults without it); raises
-    ``OSError``/``ValueError`` (``ClientConfigError``) saying what is wrong."""
-    from offsets_auditor.live_cluster.client_config import ClientConfig, parse_client_properties
-
-    if settings.command_config is None:
-        return ClientConfig()
-    text = settings.command_config.read_text(encoding="utf-8")
-    return parse_client_properties(text)
 
 
 def serve(settings: Any) -> None:

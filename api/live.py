@@ -24,11 +24,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from offsets_auditor.cluster.metadata import OffsetsTopicMetadata
 from offsets_auditor.live_cluster.client import CoordinatorLookup, LiveCluster, LiveError, connect
-from offsets_auditor.live_cluster.client_config import ClientConfig
+from offsets_auditor.live_cluster.client_config import ClientConfig, parse_client_properties
 
 log = logging.getLogger("offsets_auditor.serve.live")
 
@@ -234,3 +235,11 @@ class LiveWatcher:
             self.bootstrap, old.at, old.metadata, old.brokers, reason, time.time()
         )
         self.version += 1
+
+
+def client_config(command_config: Path | None) -> ClientConfig:
+    """The client properties of ``--command-config`` (defaults without it); raises
+    ``OSError``/``ValueError`` (``ClientConfigError``) saying what is wrong."""
+    if command_config is None:
+        return ClientConfig()
+    return parse_client_properties(command_config.read_text(encoding="utf-8"))
