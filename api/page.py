@@ -146,7 +146,7 @@ def render(
                 p,
                 standing(
                     p,
-                    run.findings_of(p["log_dir"], p["partition"]),
+                    run.findings_of(p, p["partition"]),
                     never_compacted_threshold_bytes,
                 ),
             )
