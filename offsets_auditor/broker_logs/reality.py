@@ -56,13 +56,19 @@ def thread_death_findings(history: CleanerHistory) -> list[Finding]:
         assert life.died is not None and life.died_at is not None
         where = f" cleaning {life.died_cleaning}" if life.died_cleaning else ""
         alive = len(run.alive)
+        since = (
+            f"; the cleaner was shut down at {_iso(run.shut_down_at)} (the broker stopped), and"
+            " the next start runs into the same exception unless its cause is gone"
+            if run.shut_down_at is not None
+            else ""
+        )
         found.append(
             Finding(
                 kind="cleaner-thread-died",
                 severity=Severity.CRITICAL,
                 detail=f"kafka-log-cleaner-thread-{life.thread} died at {_iso(life.died_at)}"
                 f"{where}: {life.died.text}. It stays dead until the broker restarts;"
-                f" {alive} cleaner thread(s) alive after it",
+                f" {alive} cleaner thread(s) alive after it{since}",
                 file=life.died_place.file if life.died_place else None,
                 position=life.died_place.position if life.died_place else None,
                 partition=life.died_cleaning,
@@ -152,7 +158,7 @@ def real_passes(
                 end = banner_end
             elif following is not None:
                 end = following
-            elif checkpoint is not None and i == len(cleanings) - 1:
+            elif checkpoint is not None and i == len(cleanings) - 1 and _within(c, checkpoint):
                 end = checkpoint
         failure = None
         if c.end in (CleaningEnd.THREAD_DIED, CleaningEnd.MARKED_UNCLEANABLE):
@@ -172,6 +178,14 @@ def real_passes(
             )
         )
     return tuple(out)
+
+
+def _within(c: Cleaning, checkpoint: int) -> bool:
+    """Whether ``checkpoint`` can be where ``c`` ended: a pass ends past its start and at most
+    at its map's upper bound (a log dir read before the cleaning holds an older checkpoint)."""
+    return (c.map_start is None or checkpoint > c.map_start) and (
+        c.map_end is None or checkpoint <= c.map_end
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,7 +428,7 @@ def _failure_cause(
     )
 
 
-_LOG_DIR_PATH = re.compile(r"(?:/[^\s/]+)*/(?P<tail>[^\s/]+-\d+/\d{20}\.[a-z]+)")
+_LOG_DIR_PATH = re.compile(r"(?:[^\s/]*/)*(?P<tail>[^\s/]+-\d+/\d{20}\.[a-z]+)")
 
 
 def same_message(ours: str, brokers: str) -> bool:
@@ -429,11 +443,14 @@ def _shape(message: str) -> str:
 
 def prediction_findings(comparisons: Iterable[Comparison]) -> list[Finding]:
     """``prediction-differs``: each partition whose broker's passes the emulation does not
-    reproduce, with the named difference."""
+    reproduce, with the named difference. A warning: the verdicts and recommendations rest on
+    a config or version that is not the broker's (or on a bug of ours) until it is settled;
+    ``log-changed`` only says that the broker cleaned another log than the one read (its
+    active segment rolled in between, as it does on a running broker): info."""
     return [
         Finding(
             kind="prediction-differs",
-            severity=Severity.WARNING,
+            severity=Severity.INFO if c.cause is Difference.LOG_CHANGED else Severity.WARNING,
             detail=f"the broker's cleaning of {c.partition} is not what the emulation predicts"
             f" ({c.cause.value if c.cause else 'unknown'}): {c.detail}",
             partition=c.partition,

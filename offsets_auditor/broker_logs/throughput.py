@@ -39,7 +39,7 @@ MB = 1 << 20
 @dataclass(frozen=True, slots=True)
 class SegmentWrite:
     """One segment's bytes and the time its records span (epoch ms, the records' own
-    timestamps; the file's mtime for the end where records carry none)."""
+    timestamps)."""
 
     partition: str
     bytes: int
@@ -59,12 +59,17 @@ def bytes_per_offset(writes: Sequence[SegmentWrite]) -> dict[str, float]:
 
 
 def writes_of(scan: PartitionScan, first_dirty: int) -> list[SegmentWrite]:
-    """The segments of ``scan`` from ``first_dirty`` on, as written (none is cleaned yet)."""
+    """The segments of ``scan`` from ``first_dirty`` on, as written (none is cleaned yet).
+    A segment whose records carry no timestamp (message format v0, 0.9.x) is left out: its
+    file's modification time is the broker's only in the broker's own log dir, not in a copy
+    (git, a plain ``cp``), and says nothing of when its first record was written."""
     out = []
     for segment in scan.segments:
         if segment.next_offset <= first_dirty or segment.size == 0:
             continue
-        last = segment.largest_timestamp if segment.largest_timestamp > 0 else segment.mtime_ms
+        last = segment.largest_timestamp
+        if last <= 0:
+            continue
         first = segment.first_batch_timestamp if segment.first_batch_timestamp > 0 else last
         out.append(
             SegmentWrite(
