@@ -257,17 +257,24 @@ def test_a_rotated_log_is_read_whole() -> None:
     found = history(ROTATED / "log-cleaner.log")
     begun = sum(f.read_text().count("Beginning cleaning of log") for f in files)
     banners = sum(f.read_text().count("Log cleaner thread ") for f in files)
-    assert len(found.cleanings) == begun == banners
-    assert all(c.end is CleaningEnd.COMPLETED for c in found.cleanings)
+    marks = sum(f.read_text().count("as uncleanable") for f in files)
+    assert marks == 1 and len(found.cleanings) == begun == banners + marks
+    ends = {c.end for c in found.cleanings if c.partition != "__consumer_offsets-1"}
+    assert ends == {CleaningEnd.COMPLETED}
+    assert [c.end for c in found.cleanings_of("__consumer_offsets-1")] == [
+        CleaningEnd.MARKED_UNCLEANABLE
+    ]
     # cleanings that began in one file and ended in the next are whole
     across = [c for c in found.cleanings if c.stats and c.stats.place.file != c.place.file]
     assert across
     for c in across:
         assert c.map_start is not None and c.stats is not None
         assert c.stats.partition == c.partition
-    # the live file alone would leave the first cleanings out
+    # the live file alone would leave the first cleanings out, and the mark with them
     alone = [c for c in found.cleanings if c.place.file.endswith("log-cleaner.log")]
     assert 0 < len(alone) < len(found.cleanings)
+    (mark,) = uncleanable_since(found).values()
+    assert not mark.place.file.endswith("log-cleaner.log")
     assert found.runs[0].started_at is not None  # the start is in the oldest file
 
 
