@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from offsets_auditor.audit.broker_history import BrokerHistory
 from offsets_auditor.audit.damage import CleanerView
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.capacity import BufferAdvice
@@ -114,6 +115,8 @@ class BrokerAudit:
     indexes: tuple[dict[str, Any], ...] = ()
     recovery: dict[str, Any] | None = None
     groups: tuple[GroupState, ...] = ()
+    #: what the broker's own logs say (``audit.broker_history``); None: none was read
+    history: BrokerHistory | None = None
 
 
 def emulate_partition(
