@@ -132,6 +132,7 @@ class LoadedRun:
     segments: list[dict[str, Any]]
     indexes: list[dict[str, Any]]
     groups: pa.Table
+    cleanings: list[dict[str, Any]] = field(default_factory=list)
     loaded_at: float = field(default_factory=time.time)
 
     @property
@@ -203,6 +204,7 @@ def load_run(run_dir: Path, publisher: str = "", tables: RunTables | None = None
         segments=rest["segments"].to_pylist(),
         indexes=rest["indexes"].to_pylist(),
         groups=rest["groups"],
+        cleanings=rest["cleanings"].to_pylist(),
     )
     pa.default_memory_pool().release_unused()  # what reading took and freed
     return run
@@ -229,18 +231,31 @@ def read_table(
     run_dir: Path, name: str, columns: list[str] | None = None, dictionary: tuple[str, ...] = ()
 ) -> pa.Table:
     """One table of a run, with the published columns and types (extra columns, which a newer
-    scan may add without a new schema version, are left out); ``dictionary``: string columns
-    to keep dictionary-encoded."""
+    scan may add without a new schema version, are left out; the tables and columns added
+    since version 1, which a run of an older scan lacks, read as empty and null:
+    ``published.ADDED_TABLES``, ``ADDED_COLUMNS``); ``dictionary``: string columns to keep
+    dictionary-encoded."""
     wanted = [(c, t) for c, t in published.TABLES[name] if columns is None or c in columns]
     path = run_dir / f"{name}.parquet"
+    if name in published.ADDED_TABLES and not path.exists():
+        return pa.table({c: pa.array([], _TYPES[t]) for c, t in wanted})
+    added = published.ADDED_COLUMNS.get(name, ())
     try:
+        present = set(pq.read_schema(path).names)
+        missing = [(c, t) for c, t in wanted if c not in present and c in added]
+        skipped = {c for c, _ in missing}
         table = pq.read_table(
-            path, columns=[c for c, _ in wanted], read_dictionary=list(dictionary) or None
+            path,
+            columns=[c for c, _ in wanted if c not in skipped],
+            read_dictionary=list(dictionary) or None,
         )
         if dictionary:
             table = table.unify_dictionaries().combine_chunks()
     except (OSError, pa.ArrowException) as error:
         raise UnreadableRun(f"{run_dir.name}/{path.name}: {error}") from error
+    for column, kind in missing:
+        table = table.append_column(column, pa.nulls(table.num_rows, _TYPES[kind]))
+    table = table.select([c for c, _ in wanted])
     for column, kind in wanted:
         found = table.schema.field(column).type
         if pa.types.is_dictionary(found):

@@ -60,6 +60,8 @@ class View:
     indexes: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     groups: GroupIndex
+    #: each offsets partition's newest cleanings in its broker's cleaner log
+    cleanings: list[dict[str, Any]] = field(default_factory=list)
     loaded_at: float = field(default_factory=time.time)
 
     @property
@@ -91,6 +93,12 @@ class View:
 
     def partitions_of(self, cluster: str) -> Iterator[dict[str, Any]]:
         return (p for p in self.partitions if cluster_key(p["cluster_id"]) == cluster)
+
+    def cleanings_of(self, log_dir: str, partition: int) -> list[dict[str, Any]]:
+        """The broker's newest cleanings of one offsets partition of one log dir, oldest first."""
+        return [
+            c for c in self.cleanings if c["log_dir"] == log_dir and c["partition"] == partition
+        ]
 
     def findings_of(self, log_dir: str, partition: int | None) -> list[dict[str, Any]]:
         """The findings of one log dir, about one offsets partition (or about the log dir as a
@@ -138,11 +146,12 @@ def merge(runs: Sequence[LoadedRun]) -> View:
     """The view of ``runs`` (at least one)."""
     members = [r.tables for r in runs]
     owner = current_log_dirs(members)
-    segments, indexes, groups = [], [], []
+    segments, indexes, groups, cleanings = [], [], [], []
     for run in runs:
         mine = {k for k, v in owner.items() if v is run.tables}
         segments += [s for s in run.segments if log_dir_key(s) in mine]
         indexes += [i for i in run.indexes if log_dir_key(i) in mine]
+        cleanings += [c for c in run.cleanings if log_dir_key(c) in mine]
         whole = all(log_dir_key(b) in mine for b in run.tables.brokers)
         groups.append(run.groups if whole else _only(run.groups, {k[2] for k in mine}))
     return View(
@@ -153,6 +162,7 @@ def merge(runs: Sequence[LoadedRun]) -> View:
         indexes=indexes,
         findings=merged_rows(members, "findings", owner),
         groups=GroupIndex.build(pa.concat_tables(groups).unify_dictionaries()),
+        cleanings=cleanings,
     )
 
 
