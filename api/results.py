@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from offsets_auditor import published
+from offsets_auditor.constants import OFFSETS_TOPIC
 
 _TYPES = {
     "int64": pa.int64(),
@@ -31,9 +32,6 @@ _TYPES = {
     "string": pa.string(),
     "list<int64>": pa.list_(pa.int64()),
 }
-
-#: the name of a ``__consumer_offsets`` partition as findings and indexes give it
-OFFSETS_TOPIC = "__consumer_offsets"
 
 
 class UnreadableRun(Exception):

@@ -45,13 +45,14 @@ import argparse
 import base64
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ from offsets_auditor.coordinator import coordinator_partition
 
 TOPIC = "__consumer_offsets"
 MiB = 1024 * 1024
+GiB = 1024 * MiB
 #: The producer-state snapshot of a partition without producers (2.3.0 ProducerStateManager:
 #: version 1, CRC-32C of the rest, 0 entries), as in the 2.3.0 fixtures.
 EMPTY_PRODUCER_SNAPSHOT = bytes.fromhex("000148674bc700000000")
@@ -336,6 +338,140 @@ def ensure_cluster(
     return generate_cluster(root, spec, jobs)
 
 
+#: Bytes per record of the hot partition's commits (measured on the scale-1 cluster: 2 GiB,
+#: 18.8 million records), to split it into parts of known offsets.
+HOT_BYTES_PER_RECORD = 114
+
+
+@dataclass(frozen=True)
+class HotPart:
+    """Part ``index`` of ``parts`` of a big hot partition: the records at offsets
+    ``[first_offset, first_offset + records)``, written by its own process into ``path``."""
+
+    spec: ClusterSpec
+    partition: int
+    groups: Sequence[Group]
+    path: Path
+    index: int
+    parts: int
+    first_offset: int
+    records: int
+
+
+def write_hot_part(part: HotPart) -> dict[str, Any]:
+    """One part of a big hot partition: its own commits (part 0 starts with every assignment),
+    its own segments (the last one of each part is rolled early, as by time), timestamps in
+    its slice of the busy window. The last commit request is cut to end at the part's end."""
+    spec = part.spec
+    rng = random.Random(f"partition:{spec.seed}:{part.partition}:{part.index}")
+    committers = Committers(part.groups, rng)
+    writer = PartitionWriter(part.path, spec.segment_bytes)
+    writer.roll(part.first_offset)
+    commits = committers.busy()
+    if part.index == 0:
+        commits = itertools.chain(committers.every_assignment(), commits)
+    span = WINDOW_MS // part.parts
+    start = START_TIMESTAMP_MS - WINDOW_MS + span * part.index
+    offset, end = part.first_offset, part.first_offset + part.records
+    for commit in commits:
+        if offset >= end:
+            break
+        if offset + commit.size > end:
+            commit = replace(commit, size=end - offset)
+        timestamp = start + span * (offset - part.first_offset) // part.records
+        writer.append(
+            committers.batch(commit, offset, timestamp, 0), offset, commit.size, timestamp
+        )
+        offset += commit.size
+    active = writer.active_base_offset
+    writer.close()
+    return {
+        "segments": len(writer.segments),
+        "bytes": sum(s.size for s in writer.segments),
+        "records": writer.records,
+        "batches": writer.batches,
+        "active_base_offset": active,
+        "log_end_offset": writer.next_offset,
+        "last_timestamp": max(s.max_timestamp for s in writer.segments),
+    }
+
+
+def generate_hot(
+    root: Path, gib: float, seed: int = DEFAULT_SEED, jobs: int | None = None
+) -> dict[str, Any]:
+    """One broker's log dir holding only the full-scale cluster's hot partition, written to
+    about ``gib`` GiB in 100 MiB segments (``root/broker-1/kafka-logs``; the broker's own files
+    as :func:`generate_cluster` writes them): one huge partition, the case a coordinator
+    failover re-reads. It is written in parts of equal record counts, one process each (``jobs``
+    at a time); each part rolls its own segments. Returns ``hot.json``."""
+    spec = ClusterSpec(
+        scale=1.0, seed=seed, brokers=1, replication_factor=1, full_hot_bytes=round(gib * GiB)
+    )
+    started = time.perf_counter()
+    all_groups = groups(spec.seed, spec.groups, spec.topics)
+    hot = coordinator_partition(all_groups[0].name, spec.partitions)
+    placed = by_coordinator(all_groups, spec.partitions)
+    directory = log_dir(root, 1)
+    path = directory / f"{TOPIC}-{hot}"
+    path.mkdir(parents=True)
+    jobs = jobs or os.cpu_count() or 1
+    parts = max(1, min(jobs * 2, math.ceil(gib)))
+    records = spec.hot_bytes // HOT_BYTES_PER_RECORD
+    per_part = -(-records // parts)
+    tasks = [
+        HotPart(spec, hot, placed[hot], path, i, parts, i * per_part, per_part)
+        for i in range(parts)
+    ]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        written = pool.map(write_hot_part, tasks, chunksize=1)
+    end = written[-1]["log_end_offset"]
+    for snapshot in sorted({written[-1]["active_base_offset"], end}):
+        (path / f"{snapshot:020d}.snapshot").write_bytes(EMPTY_PRODUCER_SNAPSHOT)
+    (path / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+    stats = {
+        "partition": hot,
+        "hot": True,
+        "replicas": [str(directory.parent)],
+        "segments": sum(w["segments"] for w in written),
+        "bytes": sum(w["bytes"] for w in written),
+        "records": sum(w["records"] for w in written),
+        "batches": sum(w["batches"] for w in written),
+        "log_end_offset": end,
+        "active_base_offset": written[-1]["active_base_offset"],
+        "cleaner_checkpoint": None,
+        "last_timestamp": max(w["last_timestamp"] for w in written),
+    }
+    shutdown_ms = stats["last_timestamp"] + 1000
+    _write_broker(root, spec, 1, [stats], shutdown_ms)
+    manifest = {
+        "spec": {**asdict(spec), "hot_gib": gib, "segment_bytes": spec.segment_bytes},
+        "hot_partition": hot,
+        "shutdown_ms": shutdown_ms,
+        "now_ms": shutdown_ms + 60_000,
+        "log_dir": str(directory),
+        "server_properties": str(directory.parent / "server.properties"),
+        "generated_seconds": round(time.perf_counter() - started, 1),
+        "partition": stats,
+    }
+    (root / "hot.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def ensure_hot(root: Path, gib: float, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """The hot partition's log dir at ``root``, generated unless there already (same size and
+    seed)."""
+    manifest_path = root / "hot.json"
+    if manifest_path.exists():
+        manifest: dict[str, Any] = json.loads(manifest_path.read_text())
+        if manifest["spec"]["hot_gib"] == gib and manifest["spec"]["seed"] == seed:
+            return manifest
+    if root.exists():
+        import shutil
+
+        shutil.rmtree(root)
+    return generate_hot(root, gib, seed)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.generate cluster",
@@ -346,7 +482,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--jobs", type=int, default=None, help="processes (default: CPUs)")
     parser.add_argument("--force", action="store_true", help="regenerate even if present")
+    parser.add_argument(
+        "--hot-gib",
+        type=float,
+        help="only the hot partition, in one broker's log dir, at this size (GiB; --out"
+        " defaults to benchmarks/data/hot-<GiB>)",
+    )
     args = parser.parse_args(argv)
+    if args.hot_gib is not None:
+        out = args.out if args.out != DATA_DIR / "cluster" else DATA_DIR / f"hot-{args.hot_gib:g}"
+        hot = ensure_hot(out, args.hot_gib, args.seed)
+        print(json.dumps({k: v for k, v in hot.items() if k != "partition"}, indent=1))
+        return 0
     manifest = ensure_cluster(
         args.out, ClusterSpec(scale=args.scale, seed=args.seed), args.jobs, force=args.force
     )

@@ -1824,11 +1824,157 @@ native_simd_width(PyObject *module, PyObject *unused)
     return PyLong_FromLong(md5_max_width());
 }
 
+/* map_put(ids, offsets, present, map_offsets, size, capacity) -> (stop, size, last_new):
+ * the cleaner's offset map (cleaner/offset_map.py) taking the keys ids[i] (int32, dense, each
+ * < len(present)) in order: before each one, if size >= capacity it stops there (the map is
+ * full: the first record that finds it so, new key or not); else a key not yet present becomes
+ * present (size + 1) and, when map_offsets is given, map_offsets[id] = offsets[i] (the last put
+ * of a key wins). Returns where it stopped (n: it did not), the size after, and whether the
+ * last key taken was new. One pass, no sort: Kafka's SkimpyOffsetMap.put, key by key. */
+static PyObject *
+native_map_put(PyObject *module, PyObject *args)
+{
+    (void)module;
+    Py_buffer ids, offsets = {0}, present, map_offsets = {0};
+    PyObject *offsets_arg, *map_offsets_arg;
+    long long size, capacity;
+    if (!PyArg_ParseTuple(args, "y*Ow*OLL:map_put", &ids, &offsets_arg, &present, &map_offsets_arg,
+                          &size, &capacity)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int have_offsets = offsets_arg != Py_None, have_map = map_offsets_arg != Py_None;
+    if (have_offsets && PyObject_GetBuffer(offsets_arg, &offsets, PyBUF_SIMPLE) < 0) {
+        have_offsets = 0;
+        goto done;
+    }
+    if (have_map && PyObject_GetBuffer(map_offsets_arg, &map_offsets, PyBUF_WRITABLE) < 0) {
+        have_map = 0;
+        goto done;
+    }
+    Py_ssize_t n = ids.len / (Py_ssize_t)sizeof(int32_t);
+    Py_ssize_t keys = present.len;
+    if (ids.len % (Py_ssize_t)sizeof(int32_t) != 0 || have_map != have_offsets
+        || (have_offsets && offsets.len < n * (Py_ssize_t)sizeof(int64_t))
+        || (have_map && map_offsets.len < keys * (Py_ssize_t)sizeof(int64_t))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "map_put: ids int32; offsets an int64 per id and map_offsets an int64 per"
+                        " key of present, both or neither");
+        goto done;
+    }
+    const int32_t *id = (const int32_t *)ids.buf;
+    unsigned char *seen = (unsigned char *)present.buf;
+    const int64_t *off = have_offsets ? (const int64_t *)offsets.buf : NULL;
+    int64_t *stored = have_map ? (int64_t *)map_offsets.buf : NULL;
+    Py_ssize_t i = 0;
+    int last_new = 0;
+    for (; i < n; i++) {
+        if (size >= capacity) {
+            break;
+        }
+        int32_t k = id[i];
+        if (k < 0 || (Py_ssize_t)k >= keys) {
+            PyErr_Format(PyExc_IndexError, "map_put: key id %d out of [0, %zd)", (int)k, keys);
+            goto done;
+        }
+        last_new = !seen[k];
+        if (last_new) {
+            seen[k] = 1;
+            size++;
+        }
+        if (stored != NULL) {
+            stored[k] = off[i];
+        }
+    }
+    result = Py_BuildValue("nLO", i, size, last_new ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&present);
+    if (have_offsets) {
+        PyBuffer_Release(&offsets);
+    }
+    if (have_map) {
+        PyBuffer_Release(&map_offsets);
+    }
+    return result;
+}
+
+/* intern_all(names, ids, names_list, out) -> len(ids): each string of the sequence names
+ * interned in the dict ids (str -> int, dense in first-seen order, names_list holding the
+ * strings by id); its id written to out (int32). The loop of a Python dict lookup per name,
+ * without the interpreter: the groups and topics of every segment are interned so. */
+static PyObject *
+native_intern_all(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *names, *ids, *list;
+    Py_buffer out;
+    if (!PyArg_ParseTuple(args, "OO!O!w*:intern_all", &names, &PyDict_Type, &ids, &PyList_Type,
+                          &list, &out)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    PyObject *seq = PySequence_Fast(names, "intern_all: names must be a sequence");
+    if (seq == NULL) {
+        goto done;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (out.len < n * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "intern_all: out needs an int32 per name");
+        goto done;
+    }
+    int32_t *o = (int32_t *)out.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_CheckExact(name)) {
+            PyErr_SetString(PyExc_TypeError, "intern_all: names must be str");
+            goto done;
+        }
+        PyObject *found = PyDict_GetItemWithError(ids, name); /* borrowed */
+        long id;
+        if (found != NULL) {
+            id = PyLong_AsLong(found);
+            if (id == -1 && PyErr_Occurred()) {
+                goto done;
+            }
+        } else {
+            if (PyErr_Occurred()) {
+                goto done;
+            }
+            Py_ssize_t next = PyDict_GET_SIZE(ids);
+            if (next > INT32_MAX) {
+                PyErr_SetString(PyExc_OverflowError, "intern_all: more than 2^31 strings");
+                goto done;
+            }
+            PyObject *value = PyLong_FromSsize_t(next);
+            if (value == NULL) {
+                goto done;
+            }
+            int failed = PyDict_SetItem(ids, name, value) < 0 || PyList_Append(list, name) < 0;
+            Py_DECREF(value);
+            if (failed) {
+                goto done;
+            }
+            id = (long)next;
+        }
+        o[i] = (int32_t)id;
+    }
+    result = PyLong_FromSsize_t(PyDict_GET_SIZE(ids));
+done:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"md5", native_md5, METH_O, "md5(data) -> the 16-byte MD5 digest"},
     {"md5_many", native_md5_many, METH_VARARGS,
      "md5_many(keys, width) -> digests, `width` lanes at a time (16, 8 or 1)"},
     {"crc", native_crc, METH_VARARGS, "crc(data, castagnoli) -> CRC-32C if castagnoli else CRC-32"},
+    {"intern_all", native_intern_all, METH_VARARGS,
+     "intern_all(names, ids, names_list, out) -> count: str ids, dense in first-seen order"},
+    {"map_put", native_map_put, METH_VARARGS,
+     "map_put(ids, offsets, present, map_offsets, size, capacity) -> (stop, size, last_new)"},
     {"max_simd_width", native_simd_width, METH_NOARGS,
      "max_simd_width() -> 16 (AVX-512), 8 (AVX2) or 1: MD5 lanes the CPU offers"},
     {NULL, NULL, 0, NULL},

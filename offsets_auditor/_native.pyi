@@ -1,6 +1,7 @@
 """Type stub of the C extension ``offsets_auditor/_native.c``: the record reader and the
 interning tables (see ``offsets_auditor.reader``)."""
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy.typing as npt
@@ -14,6 +15,30 @@ def md5_many(keys: list[bytes], width: int, /) -> list[bytes]:
 
 def crc(data: Buffer, castagnoli: bool, /) -> int:
     """The CRC-32C of ``data`` when ``castagnoli``, else its CRC-32 (zlib)."""
+
+def intern_all(
+    names: Sequence[str],
+    ids: dict[str, int],
+    names_list: list[str],
+    out: Buffer | npt.NDArray[Any],
+    /,
+) -> int:
+    """Each of ``names`` interned in ``ids`` (dense ids in first-seen order, ``names_list[id]``
+    the string), its id into ``out`` (int32); returns the count of ids."""
+
+def map_put(
+    ids: Buffer | npt.NDArray[Any],
+    offsets: Buffer | npt.NDArray[Any] | None,
+    present: Buffer | npt.NDArray[Any],
+    map_offsets: Buffer | npt.NDArray[Any] | None,
+    size: int,
+    capacity: int,
+    /,
+) -> tuple[int, int, bool]:
+    """Keys ``ids`` put into an offset map in order (``present``: one bool per key id;
+    ``map_offsets``: the offset stored per key, set to ``offsets[i]`` when both are given),
+    stopping before the first one that finds ``size >= capacity``: (where it stopped, the size
+    after, whether the last key taken was new)."""
 
 def max_simd_width() -> int:
     """MD5 lanes the CPU offers: 16 (AVX-512), 8 (AVX2) or 1."""

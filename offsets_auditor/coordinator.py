@@ -10,23 +10,42 @@ ids use the same formula over ``__transaction_state``.
 
 from __future__ import annotations
 
-import sys
-from array import array
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 INT_MIN = -(2**31)
 
 
+def java_string_hashes(texts: Sequence[str]) -> npt.NDArray[np.int32]:
+    """Java's ``String.hashCode`` of each of ``texts``: characters outside the BMP count as
+    their two UTF-16 surrogates; lone surrogates (e.g. from undecodable bytes) pass through as
+    such. ``h = 31*h + c`` over a string's units is the sum of ``c_i * 31^(n-1-i)`` modulo
+    2^32, computed for all the strings at once."""
+    raw = "".join(texts).encode("utf-16-le", "surrogatepass")
+    units = np.frombuffer(raw, dtype="<u2").astype(np.uint64)
+    lengths = np.fromiter((len(t.encode("utf-16-le", "surrogatepass")) // 2 for t in texts),
+                          dtype=np.int64, count=len(texts))  # fmt: skip
+    if not len(units):
+        return np.zeros(len(texts), dtype=np.int32)
+    ends = np.cumsum(lengths)
+    # each unit's distance from its string's end: the power of 31 it is multiplied by
+    from_end = np.repeat(ends, lengths) - 1 - np.arange(len(units))
+    powers = np.ones(int(lengths.max(initial=0)) + 1, dtype=np.uint64)
+    for k in range(1, len(powers)):
+        powers[k] = (powers[k - 1] * np.uint64(31)) & np.uint64(0xFFFFFFFF)
+    terms = (units * powers[from_end]) & np.uint64(0xFFFFFFFF)
+    starts = ends - lengths
+    sums = np.zeros(len(texts), dtype=np.uint64)
+    nonempty = lengths > 0
+    sums[nonempty] = np.add.reduceat(terms, starts[nonempty])  # wraps modulo 2^64
+    return (sums & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
+
+
 def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` of ``text``: characters outside the BMP count as their two
-    UTF-16 surrogates; lone surrogates (e.g. from undecodable bytes) pass through as such."""
-    units = array("H")
-    units.frombytes(text.encode("utf-16-le", "surrogatepass"))
-    if sys.byteorder == "big":
-        units.byteswap()
-    h = 0
-    for unit in units:
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
+    """Java's ``String.hashCode`` of ``text`` (see :func:`java_string_hashes`)."""
+    return int(java_string_hashes([text])[0])
 
 
 def kafka_abs(n: int) -> int:
@@ -34,8 +53,15 @@ def kafka_abs(n: int) -> int:
     return 0 if n == INT_MIN else abs(n)
 
 
-def coordinator_partition(group_id: str, partitions: int) -> int:
-    """The ``__consumer_offsets`` partition whose leader coordinates ``group_id``."""
+def coordinator_partitions(group_ids: Sequence[str], partitions: int) -> npt.NDArray[np.int64]:
+    """The ``__consumer_offsets`` partition whose leader coordinates each of ``group_ids``."""
     if partitions <= 0:
         raise ValueError(f"the offsets topic has at least one partition, not {partitions}")
-    return kafka_abs(java_string_hash(group_id)) % partitions
+    hashes = java_string_hashes(group_ids).astype(np.int64)
+    absolute = np.where(hashes == INT_MIN, 0, np.abs(hashes))  # Utils.abs
+    return absolute % partitions
+
+
+def coordinator_partition(group_id: str, partitions: int) -> int:
+    """The ``__consumer_offsets`` partition whose leader coordinates ``group_id``."""
+    return int(coordinator_partitions([group_id], partitions)[0])

@@ -45,10 +45,10 @@ sys.exit(
             "no:cacheprovider",
             "-o",
             "addopts=--strict-markers",
-            "tests/test_native.py",
-            "tests/test_reader_backends.py",
-            "tests/test_decoder_fuzz.py",
-            "tests/test_column_decode.py",
+            "tests/reader/test_native.py",
+            "tests/reader/test_reader_backends.py",
+            "tests/reader/test_decoder_fuzz.py",
+            "tests/reader/test_column_decode.py",
         ]
     )
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the service's tests need beyond Python: Debian's Chromium and ChromeDriver (the status
-# page in a real browser, tests/test_service_browser.py) and wrk (the load test,
+# page in a real browser, tests/api/test_service_browser.py) and wrk (the load test,
 # benchmarks/service_load.py). Installs only what is missing; without root or apt-get it says
 # what to install and leaves it (those tests then skip, saying why).
 set -euo pipefail

@@ -33,8 +33,9 @@ from offsets_auditor.audit.stages import (
     log_dir_work,
     read_segment_result,
 )
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.findings import Finding, Severity
-from offsets_auditor.logdir.model import OFFSETS_TOPIC, offsets_partitions, open_partition
+from offsets_auditor.logdir.model import offsets_partitions, open_partition
 from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs import cache, group_parts, publish, rerun
@@ -236,9 +237,13 @@ def run_scan(
         detection = source.plan.detection
         audit = replace(audit, findings=(*detection.findings(), *audit.findings))
         report = report_json(
-            [audit], options.load_rate, None, detection, source.plan.emulated_versions
+            [audit],
+            options.load_rate,
+            None,
+            detection,
+            source.plan.emulated_versions,
+            with_groups=False,  # taken apart: the groups table (``group_parts``)
         )
-        del report["groups"]  # taken apart: the groups table (``group_parts``)
         reports.append(report)
 
     def commits(index: int, partition: int) -> dict[tuple[str, str, int], tuple[int, int]]:

@@ -33,7 +33,8 @@ from offsets_auditor import published
 from offsets_auditor.broker_logs.files import rotated_set
 from offsets_auditor.broker_logs.reading import find_cleaner_log
 from offsets_auditor.logdir.fs import probe_lock
-from offsets_auditor.logdir.liveness import LOCK_FILE, judge
+from offsets_auditor.logdir.layout import LOCK_FILE
+from offsets_auditor.logdir.liveness import judge
 from offsets_auditor.logdir.server_log import find_server_log, log_dir_parent
 from spark_jobs import publish
 

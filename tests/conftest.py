@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,20 @@ def cleaner_died() -> Path:
 def small_gzip() -> Path:
     """Kafka 2.3.0: gzip v2 batches, transactional commits, cleaned segments (shared fixture)."""
     return FIXTURES / "kafka-2.3.0" / "small-gzip"
+
+
+@pytest.fixture(scope="session")
+def prometheus_bin() -> Path:
+    """The dir holding Debian's prometheus, promtool, prometheus-alertmanager and amtool
+    (``scripts/tools/prometheus.sh`` unpacks them into .tools/ once)."""
+    done = subprocess.run(
+        [str(FIXTURES.parent.parent / "scripts" / "tools" / "prometheus.sh")],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 # The service's tests: the real scan's run (Spark once per session) and the real server.

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from offsets_auditor.audit.damage import damage_findings, place_of
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.delta import DeltaBuilder
@@ -23,7 +24,6 @@ from offsets_auditor.groups.model import GroupState, PartitionGroups
 from offsets_auditor.groups.replay import GroupsFold
 from offsets_auditor.groups.rules import LoaderRules, LoadStart, loader_rules
 from offsets_auditor.logdir.model import (
-    OFFSETS_TOPIC,
     LogDir,
     PartitionDir,
     Segment,

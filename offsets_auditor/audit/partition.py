@@ -27,17 +27,12 @@ from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, sel
 from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome
 from offsets_auditor.cleaner.verdict_facts import emulated_facts
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.model import GroupState
-from offsets_auditor.logdir.model import (
-    DirState,
-    LogDir,
-    PartitionDir,
-    offsets_partitions,
-)
+from offsets_auditor.logdir.layout import DirState
+from offsets_auditor.logdir.model import LogDir, PartitionDir, offsets_partitions
 from offsets_auditor.reader.reading import DEFAULT_READ, SegmentReader
-
-OFFSETS_TOPIC = "__consumer_offsets"
 
 
 @dataclass(frozen=True, slots=True)

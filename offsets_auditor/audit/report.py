@@ -30,10 +30,13 @@ def report_json(
     load_basis: str | None = None,
     detection: Detection | None = None,
     emulated: list[str] | None = None,
+    *,
+    with_groups: bool = True,
 ) -> dict[str, Any]:
-    """The audit document. ``load_rate`` (bytes/s, ``load_basis`` saying where it comes from)
-    is the assumed load rate, used where the broker's own load times fit no model
-    (``audit.broker_history``). ``detection`` is how the version was found
+    """The audit document (without ``groups`` when not ``with_groups``: for a reader that
+    takes them elsewhere, or not at all). ``load_rate`` (bytes/s, ``load_basis`` saying where
+    it comes from) is the assumed load rate, used where the broker's own load times fit no
+    model (``audit.broker_history``). ``detection`` is how the version was found
     (``kafka_version``: ``used``, ``basis``, ``given``, ``range``, ``evidence``,
     ``set_aside``, and ``emulated``: the versions the cleaner was emulated at)."""
     findings = [f for a in audits for f in a.findings]
@@ -45,6 +48,15 @@ def report_json(
               "evidence": [], "set_aside": []}
     )  # fmt: skip
     version["emulated"] = emulated or [used]
+    groups = (
+        {
+            "groups": [
+                {"broker_id": a.log_dir.broker_id, **g.to_json()} for a in audits for g in a.groups
+            ]
+        }
+        if with_groups
+        else {}
+    )
     return {
         "kafka_version": version,
         "brokers": [broker_json(a) for a in audits],
@@ -53,9 +65,7 @@ def report_json(
             for a in audits
             for p in a.partitions
         ],
-        "groups": [
-            {"broker_id": a.log_dir.broker_id, **g.to_json()} for a in audits for g in a.groups
-        ],
+        **groups,
         "indexes": [
             {"broker_id": a.log_dir.broker_id, **index} for a in audits for index in a.indexes
         ],

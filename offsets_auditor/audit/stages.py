@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from offsets_auditor.audit.alternatives import with_cleaner_alternatives, with_startup_alternatives
 from offsets_auditor.audit.broker_history import broker_history, read_broker_logs
@@ -45,7 +46,7 @@ from offsets_auditor.cleaner.blockers import (
 )
 from offsets_auditor.cleaner.capacity import buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.cleaner.partition_scan import fold_partition
+from offsets_auditor.cleaner.partition_scan import PartitionScan, fold_partition
 from offsets_auditor.cleaner.segment_facts import ColumnSink, SegmentFacts, segment_facts
 from offsets_auditor.cleaner.selection import reads_clock
 from offsets_auditor.cleaner.verdict import Outcome, severity_of
@@ -143,6 +144,35 @@ class PartitionOutcome:
     reads_clock: bool = False
 
 
+class Emulations(Protocol):
+    """``emulations(partition, model, configs, now_ms, scan, arrays)``: the partition emulated at
+    each config, in order (:func:`emulate_each`, or the same on several processes)."""
+
+    def __call__(
+        self,
+        partition: PartitionDir,
+        model: LogDir,
+        configs: Sequence[CleanerConfig],
+        now_ms: int,
+        scan: PartitionScan,
+        arrays: Arrays,
+    ) -> list[Emulated | None]: ...
+
+
+def emulate_each(
+    partition: PartitionDir,
+    model: LogDir,
+    configs: Sequence[CleanerConfig],
+    now_ms: int,
+    scan: PartitionScan,
+    arrays: Arrays,
+) -> list[Emulated | None]:
+    """The partition emulated at each config, one after the other."""
+    return [
+        emulate_partition(partition, model, c, now_ms, scan=scan, arrays=arrays) for c in configs
+    ]
+
+
 def audit_partition(
     work: LogDirWork,
     partition: PartitionDir,
@@ -150,10 +180,12 @@ def audit_partition(
     configs: Sequence[CleanerConfig],
     now_ms: int,
     arrays: Arrays = in_memory,
+    emulations: Emulations = emulate_each,
 ) -> PartitionOutcome:
     """Stage B: ``results`` are the partition's segments' in offset order, taken once each (so
     they can be loaded one at a time: what is kept of each is its columns); ``configs[0]`` is
-    the one the verdict is given at; ``arrays`` makes the emulation's per-record state."""
+    the one the verdict is given at; ``arrays`` makes the emulation's per-record state;
+    ``emulations`` runs the emulation at every config."""
     model, groups_plan = work.model, work.groups_plan
     fold = groups_plan.fold(partition) if groups_plan is not None else None
 
@@ -165,9 +197,7 @@ def audit_partition(
 
     scan = fold_partition(partition, facts(), arrays)
     replay = fold.result() if fold is not None else None
-    emulated = [
-        emulate_partition(partition, model, c, now_ms, scan=scan, arrays=arrays) for c in configs
-    ]
+    emulated = emulations(partition, model, configs, now_ms, scan, arrays)
     if emulated[0] is None:
         return PartitionOutcome(partition, (), replay, ())
     e = emulated[0]

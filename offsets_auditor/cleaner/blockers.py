@@ -7,9 +7,8 @@ from typing import Protocol
 
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import PartitionScan
+from offsets_auditor.constants import INT_MAX
 from offsets_auditor.findings import Finding, Severity
-
-INT_MAX = 2**31 - 1
 
 
 def offset_overflow_findings(scan: PartitionScan, config: CleanerConfig) -> list[Finding]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from offsets_auditor.constants import INT_MAX
+
 HASH_SIZE = 16  # MD5
 BYTES_PER_ENTRY = HASH_SIZE + 8
-INT_MAX = 2**31 - 1
 #: ``require(dedupeBufferSize / threads > 1024 * 1024)``: strictly more than 1 MiB per thread.
 MIN_MEMORY_PER_THREAD = 1024 * 1024 + 1
 

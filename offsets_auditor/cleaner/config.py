@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour, behaviour_of
+from offsets_auditor.constants import INT_MAX
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 LONG_MAX = 2**63 - 1
-INT_MAX = 2**31 - 1
 
 
 class ConfigError(ValueError):

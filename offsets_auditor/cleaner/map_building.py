@@ -9,10 +9,10 @@
   segment's offset span against the capacity first (and the thread dies on one that cannot fit
   at all); 0.10.0 maps record by record and fails when not even the first dirty segment fits.
 
-One rule runs over the candidate records of a window of a segment at once (``cleaner.windows``:
-whole batches, a bounded number of records, the map carried over from one to the next): with
-``new`` marking each key's first appearance not yet in the map, the map is full before candidate
-``j`` exactly when ``size + (new before j) >= maxDesiredMapSize``.
+The candidate records of a window of a segment (``cleaner.windows``: whole batches, a bounded
+number of records, the map carried over from one to the next) are selected with numpy, then put
+in order by ``OffsetMap.put_until_full`` (one pass in C): the map is full before a candidate
+exactly when it holds ``maxDesiredMapSize`` keys.
 
 Sources: 0.9.0.1, 0.10.0.1, 2.3.0, 2.4.1 ``core/src/main/scala/kafka/log/LogCleaner.scala``.
 """
@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour, MapEra
 from offsets_auditor.cleaner.log_state import LiveWindow, LogState
@@ -92,22 +91,6 @@ def control_type_name(type_id: int) -> str | None:
     return CONTROL_TYPES.get(type_id, "unknown")
 
 
-def _stop_before(new: npt.NDArray[np.bool_], size: int, capacity: int) -> int | None:
-    """Index of the first candidate that finds the map full, or None."""
-    size_before = size + np.cumsum(new) - new
-    full = np.flatnonzero(size_before >= capacity)
-    return int(full[0]) if len(full) else None
-
-
-def _new_keys(m: OffsetMap, ids: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
-    """Which candidates put a key the map does not hold yet (its first appearance here)."""
-    first = np.zeros(len(ids), dtype=np.bool_)
-    if len(ids):
-        _, first_index = np.unique(ids, return_index=True)
-        first[first_index] = True
-    return first & ~m.contains(ids)
-
-
 def map_partial(
     state: LogState,
     m: OffsetMap,
@@ -163,29 +146,19 @@ def _map_window(
     candidates = np.flatnonzero(
         live.alive & mapped_batch[cols.batch] & cols.keyed & (cols.offset >= start)
     )
-    candidate_ids = ids[candidates]
-    new = _new_keys(m, candidate_ids)
-    stop = _stop_before(new, m.size, m.max_desired)
+    candidate_ids = np.ascontiguousarray(ids[candidates])
+    stop = m.put_until_full(candidate_ids, cols.offset[candidates])
     if stop is not None:
-        _put(m, candidate_ids[:stop], cols.offset[candidates[:stop]])
         stop_batch = int(cols.batch[candidates[stop]])
         if stop == 0 or int(cols.batch[candidates[stop - 1]]) != stop_batch:
             done = np.flatnonzero(processed[:stop_batch])  # batches read whole before it
             if len(done):
                 m.latest_offset = int(cols.batch_last_offset[done[-1]])
         return stop_batch
-    _put(m, candidate_ids, cols.offset[candidates])
     done = np.flatnonzero(processed)
     if len(done):
         m.latest_offset = int(cols.batch_last_offset[done[-1]])
     return None
-
-
-def _put(m: OffsetMap, ids: npt.NDArray[np.int32], offsets: npt.NDArray[np.int64]) -> None:
-    latest = m.latest_offset
-    m.put_all(ids, offsets)
-    if not len(ids):
-        m.latest_offset = latest
 
 
 def map_whole_segments(
@@ -215,18 +188,15 @@ def map_whole_segments(
             if len(alive):
                 segment_last = int(cols.offset[alive[-1]])
             if era == MapEra.SEGMENT_SPAN:
-                _put(m, ids[keyed], cols.offset[keyed])
+                m.put_all(np.ascontiguousarray(ids[keyed]), cols.offset[keyed])
                 continue
             # 0.10.0 buildOffsetMapForSegment: record by record until the map is full
-            new = _new_keys(m, ids[keyed])
-            stop = _stop_before(new, m.size, m.max_desired)
+            stop = m.put_until_full(np.ascontiguousarray(ids[keyed]), cols.offset[keyed])
             if stop is not None:
-                _put(m, ids[keyed[:stop]], cols.offset[keyed[:stop]])
                 if last <= start:
                     return MapFailure("unable", seg.file, ())
                 stop_batch = live.window.first_batch + int(cols.batch[keyed[stop]])
                 return last + 1, MapStop(position, stop_batch)
-            _put(m, ids[keyed], cols.offset[keyed])
         if era == MapEra.SEGMENT_SPAN:
             if segment_last is not None:
                 last = segment_last

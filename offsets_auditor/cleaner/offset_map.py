@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from offsets_auditor import _native
 from offsets_auditor.cleaner.capacity import max_desired_map_size, slots
 
 Ids = npt.NDArray[np.int32]
@@ -43,20 +44,27 @@ class OffsetMap:
         self.size = 0
         self.latest_offset = -1
 
-    def contains(self, ids: Ids) -> npt.NDArray[np.bool_]:
-        return self.present[ids]
+    def put_until_full(self, ids: Ids, offsets: Offsets) -> int | None:
+        """``put`` of each (key, offset) in order while the map has room: before each one, a
+        map holding ``max_desired`` keys is full and the puts stop there (at a new key or a
+        key already held alike: ``Cleaner.buildOffsetMap`` checks the size before each
+        record). Returns the index of the pair that found it full (None: every pair was put);
+        the latest offset becomes the last one put, if any was."""
+        stop, self.size, _ = _native.map_put(
+            ids, offsets, self.present, self.offsets, self.size, self.max_desired
+        )
+        if stop:
+            self.latest_offset = int(offsets[stop - 1])
+        return stop if stop < len(ids) else None
 
     def put_all(self, ids: Ids, offsets: Offsets) -> None:
-        """``put`` of each (key, offset) in order: the last offset of a key wins; the latest
-        offset becomes the last one put."""
-        if not len(ids):
-            return
-        reversed_ids = ids[::-1]
-        unique, last_from_end = np.unique(reversed_ids, return_index=True)
-        self.size += int(np.count_nonzero(~self.present[unique]))
-        self.present[unique] = True
-        self.offsets[unique] = offsets[::-1][last_from_end]
-        self.latest_offset = int(offsets[-1])
+        """``put`` of each (key, offset) in order, whatever the capacity: the last offset of a
+        key wins; the latest offset becomes the last one put."""
+        stop, self.size, _ = _native.map_put(
+            ids, offsets, self.present, self.offsets, self.size, 1 << 62
+        )
+        if stop:
+            self.latest_offset = int(offsets[stop - 1])
 
     def get(self, ids: Ids) -> Offsets:
         """The offset stored for each key (-1 when absent or the key is null, id -1), as

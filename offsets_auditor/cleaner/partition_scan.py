@@ -10,10 +10,11 @@ folded here in offset order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,7 @@ from offsets_auditor.cleaner.windows import WINDOW_RECORDS
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.logdir.model import PartitionDir, Segment
 from offsets_auditor.reader.reading import SegmentReader, segment_label
+from offsets_auditor.reader.tables import GrowingColumns, Interner
 
 #: Control record type ids (``ControlRecordType``).
 ABORT = 0
@@ -256,43 +258,69 @@ def _key_ids(
     return ids
 
 
-@dataclass
 class _WriterTotals:
-    """Per group, over the segments in order: records, exact byte-share parts, times."""
+    """Per group, over the segments in order: records, exact byte-share parts, times (a table
+    by group id, the groups interned in order of first appearance)."""
 
-    records: dict[str, int] = field(default_factory=dict)
-    shares: dict[str, dict[int, int]] = field(default_factory=dict)
-    first: dict[str, int] = field(default_factory=dict)
-    last: dict[str, int] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.groups = Interner()
+        self.table = GrowingColumns(
+            {
+                "records": (np.int64, 0),
+                "first_timestamp": (np.int64, -1),
+                "last_timestamp": (np.int64, -1),
+            }
+        )
+        #: records per batch -> per group id, the sum of the sizes of its records' batches
+        self.shares: dict[int, npt.NDArray[np.int64]] = {}
 
     def add(self, fact: SegmentFacts) -> None:
         w = fact.writers
-        for group, records, shares, first, last in zip(
-            w.groups, w.records, w.shares, w.first_timestamp, w.last_timestamp, strict=True
-        ):
-            self.records[group] = self.records.get(group, 0) + records
-            parts = self.shares.setdefault(group, {})
-            for count, size in shares.items():
-                parts[count] = parts.get(count, 0) + size
-            if first >= 0:
-                known = self.first.get(group, -1)
-                self.first[group] = first if known < 0 else min(known, first)
-            self.last[group] = max(self.last.get(group, -1), last)
+        if not w.groups:
+            return
+        ids = self.groups.ids(w.groups)
+        t = self.table
+        t.reserve(len(self.groups))
+        t["records"][ids] += np.array(w.records, dtype=np.int64)
+        first = np.array(w.first_timestamp, dtype=np.int64)
+        known = t["first_timestamp"][ids]
+        t["first_timestamp"][ids] = np.where(
+            first < 0, known, np.where(known < 0, first, np.minimum(known, first))
+        )
+        last = t["last_timestamp"]
+        last[ids] = np.maximum(last[ids], np.array(w.last_timestamp, dtype=np.int64))
+        for count, sizes in w.shares:
+            column = self.shares.get(count)
+            if column is None or len(column) < t.capacity:
+                grown = np.zeros(t.capacity, dtype=np.int64)
+                if column is not None:
+                    grown[: len(column)] = column
+                column = self.shares[count] = grown
+            column[ids] += np.array(sizes, dtype=np.int64)
 
     def result(self) -> dict[str, GroupWrites]:
         """Bytes are each record's share of its batch (batch size / records in it), summed
-        exactly and rounded once, so the order segments are read in does not matter."""
+        exactly and rounded once, so the order segments are read in does not matter: over the
+        common denominator ``lcm`` of the record counts, each group's numerator is an integer,
+        and Python's integer division rounds it correctly."""
+        n = len(self.groups)
+        denominator = math.lcm(*self.shares) if self.shares else 1
+        numerators: Any = np.zeros(n, dtype=np.int64)
+        bound = sum(int(c[:n].max(initial=0)) * (denominator // k) for k, c in self.shares.items())
+        if bound >= 2**63:  # beyond int64: Python integers (numpy's object arrays)
+            numerators = numerators.astype(object)
+        for count, column in self.shares.items():
+            numerators += column[:n].astype(numerators.dtype) * (denominator // count)
+        numerators = numerators.tolist()
+        t = self.table
         return {
-            group: GroupWrites(
-                records,
-                float(
-                    sum(
-                        (Fraction(size, count) for count, size in self.shares[group].items()),
-                        Fraction(0),
-                    )
-                ),
-                self.first.get(group, -1),
-                self.last.get(group, -1),
+            name: GroupWrites(records, numerator / denominator, first, last)
+            for name, records, numerator, first, last in zip(
+                self.groups.names,
+                t["records"][:n].tolist(),
+                numerators,
+                t["first_timestamp"][:n].tolist(),
+                t["last_timestamp"][:n].tolist(),
+                strict=True,
             )
-            for group, records in self.records.items()
         }

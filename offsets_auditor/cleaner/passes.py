@@ -36,8 +36,8 @@ from offsets_auditor.cleaner.partition_scan import AbortedTxn, PartitionScan
 from offsets_auditor.cleaner.retention import PassCounters, clean_window
 from offsets_auditor.cleaner.selection import Selection, select
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
+from offsets_auditor.constants import INT_MAX
 
-INT_MAX = 2**31 - 1
 MAX_PASSES = 100_000
 
 

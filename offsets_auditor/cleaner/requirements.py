@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from offsets_auditor import _native
 from offsets_auditor.cleaner.behaviour import MapEra
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import PartitionScan
@@ -59,15 +60,9 @@ def distinct_keys(
                 & (cols.offset >= low)
                 & (cols.offset < high)
             )
-            keys = ids[counted]
+            keys = np.ascontiguousarray(ids[counted])
             if not len(keys):
                 continue
-            first = np.zeros(len(keys), dtype=np.bool_)
-            _, first_index = np.unique(keys, return_index=True)
-            first[first_index] = True
-            new = first & ~seen[keys]
-            seen[keys] = True
-            total += int(np.count_nonzero(new))
-            last_was_new = bool(new[-1])
+            _, total, last_was_new = _native.map_put(keys, None, seen, None, total, 1 << 62)
     before.append(total)
     return before, last_was_new

@@ -16,7 +16,6 @@ read in any order or in parallel and the results folded in offset order afterwar
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -24,6 +23,7 @@ from typing import Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from offsets_auditor import _native
 from offsets_auditor.cleaner.damage import CleanerDamage, stops_the_cleaner
 from offsets_auditor.errors import ControlKeyError, DecodeError
 from offsets_auditor.reader.columns import (
@@ -33,7 +33,9 @@ from offsets_auditor.reader.columns import (
     ValueStatus,
     empty_digests,
 )
+from offsets_auditor.reader.tables import GrowingColumns, Interner
 from offsets_auditor.records.control import control_key_problem
+from offsets_auditor.schemas import UnknownValue, decode_key, decode_value
 
 #: ``batch_control_type`` of a control batch with no record, and of one whose first record does
 #: not decode (``_control_type`` in Kafka's terms: None, "unknown").
@@ -74,12 +76,14 @@ class ProducerBatch:
 class WriterShares:
     """Per group id (the key's raw group bytes, decoded like ``bytes.decode("utf-8",
     "replace")``), in order of first appearance in the segment: records, the byte shares as
-    exact parts (``{records in the batch: sum of batch sizes}``, see :meth:`bytes_of`), and the
-    first and last commit timestamps (-1 when unknown)."""
+    exact parts, and the first and last commit timestamps (-1 when unknown). ``shares``: for
+    each count of records in a batch (ascending), the sum of the sizes of such batches over
+    each group's records in them (a record's share of its batch is the batch's size over its
+    records), in ``groups``' order."""
 
     groups: tuple[str, ...]
     records: tuple[int, ...]
-    shares: tuple[dict[int, int], ...]
+    shares: tuple[tuple[int, tuple[int, ...]], ...]
     first_timestamp: tuple[int, ...]
     last_timestamp: tuple[int, ...]
 
@@ -142,37 +146,23 @@ class SegmentFacts:
     index_last_position: int | None = None
 
 
-_INT16: Final = struct.Struct(">h")
-_INT64: Final = struct.Struct(">q")
-
-
 def commit_timestamp_of(key: bytes | None, value: bytes | None) -> int:
-    """The ``commitTimestamp`` of an offset-commit value (key types 0/1, value v0-v4), or -1.
-    Used for v0 messages, which carry no record timestamp (docs §2.3 field order)."""
-    if key is None or value is None or len(key) < 2 or len(value) < 10:
+    """The ``commitTimestamp`` of an offset commit's value (the schemas' OffsetCommitValue, any
+    version), or -1 (no value, another record, bytes that do not decode). Used for v0 messages,
+    which carry no record timestamp, where the reader left the value to the schemas."""
+    if key is None or value is None:
         return -1
-    if _INT16.unpack_from(key)[0] not in (0, 1):
-        return -1
-    version = _INT16.unpack_from(value)[0]
-    pos = 2 + 8 + (4 if version >= 3 else 0)
-    if version <= 3:
-        if pos + 2 > len(value):
+    try:
+        record_key = decode_key(key)
+        if record_key.key_type != "offset_commit":
             return -1
-        pos += 2 + max(_INT16.unpack_from(value, pos)[0], 0)
-    elif version == 4:
-        length, shift = 0, 0
-        while pos < len(value):
-            byte = value[pos]
-            pos += 1
-            length |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        pos += max(length - 1, 0)
-    else:
+        decoded = decode_value(record_key, value)
+    except DecodeError:
         return -1
-    timestamp: int = _INT64.unpack_from(value, pos)[0] if pos + 8 <= len(value) else -1
-    return timestamp
+    if isinstance(decoded, UnknownValue):
+        return -1
+    timestamp = decoded.fields.get("commit_timestamp")
+    return timestamp if isinstance(timestamp, int) else -1
 
 
 class ColumnSink(Protocol):
@@ -216,14 +206,100 @@ def segment_facts(
     return builder.result(base_offset)
 
 
-@dataclass
-class _WriterTotal:
-    """One group's writes so far (``WriterShares``' fields)."""
+class _SegmentWriters:
+    """The writes of one segment so far, per string id of the segment's table (its chunks
+    share it): records, first appearance, first and last known commit time, and per count of
+    records in a batch the sum of those batches' sizes (a record's share of a batch is the
+    batch's size over its records: kept exact as these parts)."""
 
-    records: int = 0
-    shares: dict[int, int] = field(default_factory=dict)
-    first_timestamp: int = -1
-    last_timestamp: int = -1
+    def __init__(self) -> None:
+        self.table = GrowingColumns(
+            {
+                "records": (np.int64, 0),
+                "first_seen": (np.int64, -1),
+                "first_timestamp": (np.int64, np.iinfo(np.int64).max),
+                "last_timestamp": (np.int64, -1),
+            }
+        )
+        self.shares: dict[int, npt.NDArray[np.int64]] = {}
+        self.seen = 0
+
+    def add(
+        self,
+        groups: npt.NDArray[np.int32],
+        counts: npt.NDArray[np.int64],
+        sizes: npt.NDArray[np.int64],
+        timestamps: npt.NDArray[np.int64],
+    ) -> None:
+        """One chunk's writer rows, in order: group string id, records in the batch, batch
+        size, commit time (-1: unknown)."""
+        t = self.table
+        t.reserve(int(groups.max()) + 1)
+        capacity = t.capacity
+        t["records"][:capacity] += np.bincount(groups, minlength=capacity)
+        first = t["first_seen"]
+        positions = np.arange(self.seen, self.seen + len(groups), dtype=np.int64)
+        new = first[groups] < 0
+        if np.any(new):  # first appearances: each new group's first row (the last put wins)
+            news = np.ascontiguousarray(groups[new][::-1])
+            present = np.zeros(capacity, dtype=np.bool_)
+            _native.map_put(news, positions[new][::-1].copy(), present, first, 0, 1 << 62)
+        self.seen += len(groups)
+        known = timestamps >= 0
+        np.minimum.at(t["first_timestamp"], groups[known], timestamps[known])
+        np.maximum.at(t["last_timestamp"], groups[known], timestamps[known])
+        for count in np.unique(counts).tolist():  # few: records per batch
+            mine = counts == count
+            sums = np.bincount(groups[mine], weights=sizes[mine], minlength=capacity)  # < 2**53
+            column = self.shares.get(count)
+            if column is None or len(column) < capacity:
+                grown = np.zeros(capacity, dtype=np.int64)
+                if column is not None:
+                    grown[: len(column)] = column
+                column = self.shares[count] = grown
+            column[: len(sums)] += sums.astype(np.int64)
+
+    def result(self, strings: Any) -> WriterShares:
+        """Per group in order of first appearance (string ids whose names decode alike are one
+        group)."""
+        t = self.table
+        ids = np.flatnonzero(t["first_seen"] >= 0)
+        ids = ids[np.argsort(t["first_seen"][ids], kind="stable")]
+        names = [strings[i].decode("utf-8", "replace") for i in ids.tolist()]
+        interner = Interner()
+        group = interner.ids(names)
+        n = len(interner)
+
+        def merged(column: npt.NDArray[np.int64], how: Any, fill: int) -> tuple[int, ...]:
+            out = np.full(n, fill, dtype=np.int64)
+            how.at(out, group, column)
+            return tuple(out.tolist())
+
+        known = t["last_timestamp"][ids] >= 0
+        lasts = merged(t["last_timestamp"][ids], np.maximum, -1)
+        firsts = merged(
+            np.where(known, t["first_timestamp"][ids], np.iinfo(np.int64).max),
+            np.minimum,
+            np.iinfo(np.int64).max,
+        )
+        return WriterShares(
+            tuple(interner.names),
+            merged(t["records"][ids], np.add, 0),
+            tuple(
+                (count, merged(_padded(column, t.capacity)[ids], np.add, 0))
+                for count, column in sorted(self.shares.items())
+            ),
+            tuple(f if last >= 0 else -1 for f, last in zip(firsts, lasts, strict=True)),
+            lasts,
+        )
+
+
+def _padded(column: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int64]:
+    if len(column) >= size:
+        return column
+    out = np.zeros(size, dtype=np.int64)
+    out[: len(column)] = column
+    return out
 
 
 @dataclass
@@ -238,8 +314,8 @@ class _FactsBuilder:
     #: the first batch timestamp >= 0, else the last one seen (None: none seen)
     first_timestamp: int | None = None
     producer_batches: list[ProducerBatch] = field(default_factory=list)
-    #: per group, in order of first appearance
-    writers: dict[str, _WriterTotal] = field(default_factory=dict)
+    writers: _SegmentWriters = field(default_factory=_SegmentWriters)
+    strings: Any = None
     damage: CleanerDamage | None = None
 
     def error(self, error: DecodeError, entries_before: int | None = None) -> None:
@@ -355,50 +431,13 @@ class _FactsBuilder:
                 row = int(rows[i])
                 timestamps[i] = commit_timestamp_of(chunk.key_bytes(row), chunk.value_bytes(row))
         batch = r.batch[rows]
-        self._add_writes(
-            chunk.strings,
+        self.strings = chunk.strings
+        self.writers.add(
             r.group[rows],
             b.records[batch].astype(np.int64),
             b.size[batch],
             timestamps,
         )
-
-    def _add_writes(
-        self,
-        strings: Any,
-        groups: npt.NDArray[np.int32],
-        counts: npt.NDArray[np.int64],
-        sizes: npt.NDArray[np.int64],
-        timestamps: npt.NDArray[np.int64],
-    ) -> None:
-        """One chunk's writer rows (group string id, records in the batch, batch size, commit
-        time), added per group in order of first appearance."""
-        ids, first_rows, index_of_row = np.unique(groups, return_index=True, return_inverse=True)
-        n = len(ids)
-        records = np.bincount(index_of_row, minlength=n)
-        first = np.full(n, np.iinfo(np.int64).max)
-        last = np.full(n, -1, dtype=np.int64)
-        known = timestamps >= 0
-        np.minimum.at(first, index_of_row[known], timestamps[known])
-        np.maximum.at(last, index_of_row[known], timestamps[known])
-        shares: list[dict[int, int]] = [{} for _ in range(n)]
-        for batch_records in np.unique(counts).tolist():  # few: records per batch
-            mine = counts == batch_records
-            sums = np.bincount(index_of_row[mine], weights=sizes[mine], minlength=n)  # < 2**53
-            for who in np.flatnonzero(sums).tolist():
-                shares[who][batch_records] = int(sums[who])
-        for rank in np.argsort(first_rows, kind="stable").tolist():
-            name = strings[int(ids[rank])].decode("utf-8", "replace")
-            total = self.writers.setdefault(name, _WriterTotal())
-            total.records += int(records[rank])
-            for count, size in shares[rank].items():
-                total.shares[count] = total.shares.get(count, 0) + size
-            if last[rank] >= 0:
-                low = int(first[rank])
-                total.first_timestamp = (
-                    low if total.first_timestamp < 0 else min(total.first_timestamp, low)
-                )
-                total.last_timestamp = max(total.last_timestamp, int(last[rank]))
 
     def result(self, base_offset: int) -> SegmentFacts:
         last = self.last_offset if self.last_offset is not None else base_offset - 1
@@ -409,16 +448,9 @@ class _FactsBuilder:
             largest_timestamp=self.largest_timestamp,
             first_batch_timestamp=-1 if self.first_timestamp is None else self.first_timestamp,
         )
-        totals = list(self.writers.values())
         return SegmentFacts(
             stats=stats,
-            writers=WriterShares(
-                tuple(self.writers),
-                tuple(t.records for t in totals),
-                tuple(t.shares for t in totals),
-                tuple(t.first_timestamp for t in totals),
-                tuple(t.last_timestamp for t in totals),
-            ),
+            writers=self.writers.result(self.strings),
             producer_batches=tuple(self.producer_batches),
             columns=self.columns.result(),
             errors=tuple(self.errors),

@@ -15,7 +15,7 @@ from typing import BinaryIO
 import numpy as np
 
 from offsets_auditor.cleaner.arrays import mapped
-from offsets_auditor.cleaner.segment_facts import COLUMN_DTYPES, CleanerColumns
+from offsets_auditor.cleaner.segment_facts import COLUMN_DTYPES, CleanerColumns, join_columns
 
 
 class SpilledColumns:
@@ -35,6 +35,16 @@ class SpilledColumns:
     def result(self) -> CleanerColumns:
         for out in self._files.values():
             out.close()
-        return CleanerColumns(
-            **{name: mapped(self.directory / name, dtype) for name, dtype in COLUMN_DTYPES.items()}
-        )
+        return mapped_columns(self.directory)
+
+
+def mapped_columns(directory: Path) -> CleanerColumns:
+    """The columns :class:`SpilledColumns` wrote to ``directory``, mapped read-only."""
+    return CleanerColumns(
+        **{name: mapped(directory / name, dtype) for name, dtype in COLUMN_DTYPES.items()}
+    )
+
+
+def empty_columns() -> CleanerColumns:
+    """Columns of no record and no batch (what travels in their place)."""
+    return join_columns([])

@@ -1,6 +1,6 @@
 """Cleaner verdicts: the outcome for a partition, as small pure rules.
 
-Each rule has a number; tests/test_cleaner_rules.py holds the table of cases proving them
+Each rule has a number; tests/cleaner/test_cleaner_rules.py holds the table of cases proving them
 (in the manner of Burrow's evaluator tests). A reason states only what the emulation showed:
 its numbers come from the passes (``PassResult``) and selections (``Selection``) in
 :class:`Facts`, and tests check every fixture's reasons against those numbers.

@@ -10,12 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from offsets_auditor.audit.parallel import audit_log_dir_on, default_jobs
 from offsets_auditor.audit.plan import AuditSettings, PlanError, plan_audit
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
-from offsets_auditor.audit.stages import audit_log_dir
 from offsets_auditor.broker_logs.reading import cleaner_log_exists
 from offsets_auditor.cli.commands import summary
-from offsets_auditor.cli.options import add_reader_option
+from offsets_auditor.cli.options import add_reader_option, positive_int
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
@@ -109,6 +109,15 @@ def register(subparsers: Any) -> None:
         help="skip recovering every group's committed offsets (faster on huge partitions)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=default_jobs(),
+        help="processes that read segments, every segment of every partition in parallel"
+        f" (default: the cores this process may use, here {default_jobs()}); 1 reads them in"
+        " this process. With more than 1, segments' columns go to a scratch directory under"
+        " TMPDIR (about 50 bytes per record of the partitions in flight)",
+    )
     add_reader_option(parser)
     parser.set_defaults(handler=run)
 
@@ -177,13 +186,21 @@ def run(args: argparse.Namespace) -> int:
     for log_dir in args.log_dirs:
         if sys.stderr.isatty():
             print(f"auditing {log_dir} ...", file=sys.stderr, flush=True)
-        audits.append(audit_log_dir(log_dir, audit_plan, ReadOptions(backend=args.reader)))
+        read = ReadOptions(backend=args.reader)
+        audits.append(audit_log_dir_on(log_dir, audit_plan, read, args.jobs))
     detection = audit_plan.detection
     if audits and detection.findings():
         first = audits[0]
         audits[0] = replace(first, findings=(*detection.findings(), *first.findings))
     load_rate = args.load_rate * 1048576
-    report = report_json(audits, load_rate, None, detection, audit_plan.emulated_versions)
+    report = report_json(
+        audits,
+        load_rate,
+        None,
+        detection,
+        audit_plan.emulated_versions,
+        with_groups=args.json,  # the text report does not list them
+    )
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -18,3 +18,14 @@ def add_reader_option(parser: argparse.ArgumentParser) -> None:
         help="record reader: the C parser (default) or the Python reference decoders, which"
         " give the same results, slower",
     )
+
+
+def positive_int(text: str) -> int:
+    """An argument that must be a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value

@@ -37,6 +37,7 @@ from offsets_auditor.cluster.metadata import (
     OffsetsTopicMetadata,
     PartitionLeadership,
 )
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.logdir import fs
@@ -44,7 +45,6 @@ from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reader.options import Backend
 from offsets_auditor.reader.segment import read_segment
 
-OFFSETS_TOPIC: Final = "__consumer_offsets"
 METADATA_DIR: Final = "__cluster_metadata-0"
 _SNAPSHOT: Final = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _SEGMENT: Final = re.compile(r"^(\d{20})\.log$")

@@ -31,10 +31,19 @@ import numpy.typing as npt
 
 from offsets_auditor import _native
 from offsets_auditor.errors import DecodeError
+from offsets_auditor.groups.commit_record import (
+    FIELDS,
+    READER_COLUMNS,
+    Commit,
+    Key,
+    columns_of,
+    commit_of,
+)
 from offsets_auditor.groups.consumer_groups import CONSUMER_GROUP_TYPES
 from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules
 from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
 from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
+from offsets_auditor.reader.tables import GrowingColumns, Interner
 from offsets_auditor.records.model import NO_PRODUCER_ID
 from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue
 from offsets_auditor.schemas.java_utf8 import java_utf8
@@ -43,30 +52,12 @@ from offsets_auditor.schemas.java_utf8 import java_utf8
 ABORT: Final = 0
 COMMIT: Final = 1
 
-Key = tuple[str, str, int]  # group, topic, partition
-
 
 class Unreadable:
     """A value the loader cannot read (an unknown value version)."""
 
 
 UNREADABLE: Final = Unreadable()
-
-
-@dataclass(frozen=True, slots=True)
-class Commit:
-    """One offset commit as the loader keeps it (``CommitRecordMetadataAndOffset``): ``order``
-    is the offset ``olderThan`` compares (rules 4 and 7)."""
-
-    key: Key
-    log_offset: int
-    order: int
-    offset: int
-    metadata: str
-    commit_timestamp: int
-    expire_timestamp: int
-    leader_epoch: int
-    value_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,43 +96,29 @@ class Note:
 @dataclass(frozen=True, slots=True)
 class CommitColumns:
     """The last non-transactional commit or tombstone of each key, one row per key in
-    record-offset order; strings index ``names``."""
+    record-offset order: the key (strings index ``names``), ``values`` (the commit record's
+    ``FIELDS``, absent for a tombstone) and ``metadata``."""
 
     names: tuple[str, ...]
     group: npt.NDArray[np.int32]
     topic: npt.NDArray[np.int32]
     partition: npt.NDArray[np.int32]
-    log_offset: npt.NDArray[np.int64]
-    order: npt.NDArray[np.int64]
     tombstone: npt.NDArray[np.bool_]
-    offset: npt.NDArray[np.int64]
-    commit_timestamp: npt.NDArray[np.int64]
-    expire_timestamp: npt.NDArray[np.int64]
-    leader_epoch: npt.NDArray[np.int32]
-    value_version: npt.NDArray[np.int16]
+    values: dict[str, npt.NDArray[Any]]
     metadata: tuple[str, ...]
 
     def __len__(self) -> int:
-        return len(self.log_offset)
+        return len(self.tombstone)
+
+    @property
+    def log_offset(self) -> npt.NDArray[np.int64]:
+        return self.values["log_offset"]
 
     def key(self, row: int) -> Key:
         return (
             self.names[int(self.group[row])],
             self.names[int(self.topic[row])],
             int(self.partition[row]),
-        )
-
-    def commit(self, row: int) -> Commit:
-        return Commit(
-            self.key(row),
-            int(self.log_offset[row]),
-            int(self.order[row]),
-            int(self.offset[row]),
-            self.metadata[row],
-            int(self.commit_timestamp[row]),
-            int(self.expire_timestamp[row]),
-            int(self.leader_epoch[row]),
-            int(self.value_version[row]),
         )
 
 
@@ -177,7 +154,10 @@ class DeltaBuilder:
     end_offset: int | None = None
     _rows: RowDecoder = field(init=False)
     _latest: _LatestCommits = field(default_factory=lambda: _LatestCommits())
-    _names: dict[str, int] = field(default_factory=dict)
+    _names: Interner = field(default_factory=Interner)
+    _string_names: GrowingColumns = field(
+        default_factory=lambda: GrowingColumns({"name": (np.int32, -1)})
+    )
     _transactional: list[TransactionalCommit] = field(default_factory=list)
     _controls: list[Marker] = field(default_factory=list)
     _metadata: dict[str, tuple[int, RecordValue | None]] = field(default_factory=dict)
@@ -229,18 +209,20 @@ class DeltaBuilder:
         self._apply(item, order, self._record_batch_first)
 
     def _name_id(self, name: str) -> int:
-        found = self._names.get(name)
-        if found is None:
-            found = self._names[name] = len(self._names)
-        return found
+        return self._names.id(name)
 
     def _name_ids(self, chunk: Chunk, string_ids: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
-        """The delta's name ids of a chunk's string ids."""
-        unique, where = np.unique(string_ids, return_inverse=True)
-        mapped = np.array(
-            [self._name_id(self._rows.text(chunk, i)) for i in unique.tolist()], dtype=np.int32
-        )
-        return mapped[where] if len(mapped) else np.zeros(0, dtype=np.int32)
+        """The delta's name ids of a chunk's string ids (the segment's chunks share one string
+        table: each string id is decoded once)."""
+        if not len(string_ids):
+            return np.zeros(0, dtype=np.int32)
+        table = self._string_names
+        table.reserve(int(string_ids.max()) + 1)
+        names = table["name"]
+        new = np.unique(string_ids[names[string_ids] < 0])
+        if len(new):
+            names[new] = self._names.ids([self._rows.text(chunk, i) for i in new.tolist()])
+        return names[string_ids]
 
     # -- one chunk --------------------------------------------------------------------------
 
@@ -369,15 +351,20 @@ class DeltaBuilder:
         offset = item.record.offset
         if value is None:
             self._removals[k[0]] = max(self._removals.get(k[0], -1), offset)
-        commit = None if value is None else _commit(k, offset, order, value)
+        commit = None if value is None else commit_of(k, offset, order, value)
         if self._transactional_batch(item):
             header = item.batch
             self._transactional.append(
                 TransactionalCommit(offset, header.producer_id, header.producer_epoch, k, commit)
             )
         else:
-            ids = (self._name_id(k[0]), self._name_id(k[1]))
-            values, metadata = _single_candidate(k, ids, offset, order, commit)
+            values = columns_of([commit])
+            values["log_offset"][0], values["order"][0] = offset, order
+            values["tombstone"] = np.array([commit is None])
+            values["group"] = np.array([self._name_id(k[0])], dtype=np.int32)
+            values["topic"] = np.array([self._name_id(k[1])], dtype=np.int32)
+            values["partition"] = np.array([k[2]], dtype=np.int32)
+            metadata = ["" if commit is None else commit.metadata]
             self._latest.add(values, lambda chosen: metadata)
 
     def _control(self, item: DecodedRecord, first_of_batch: int) -> None:
@@ -436,7 +423,7 @@ class DeltaBuilder:
 
     def result(self) -> GroupsDelta:
         return GroupsDelta(
-            commits=self._latest.result(tuple(self._names)),
+            commits=self._latest.result(tuple(self._names.names)),
             transactional=tuple(self._transactional),
             controls=tuple(self._controls),
             metadata=self._metadata,
@@ -454,19 +441,14 @@ class DeltaBuilder:
 # -- the latest commit of each key -------------------------------------------------------------
 
 
-_FIELDS: Final = (
-    ("log_offset", np.int64),
-    ("order", np.int64),
-    ("tombstone", np.bool_),
-    ("offset", np.int64),
-    ("commit_timestamp", np.int64),
-    ("expire_timestamp", np.int64),
-    ("leader_epoch", np.int32),
-    ("value_version", np.int16),
-    ("group", np.int32),
-    ("topic", np.int32),
-    ("partition", np.int32),
-)
+#: What the latest commit of a key is kept as: the commit record's fields, then its key.
+_COLUMNS: Final = {
+    **FIELDS,
+    "tombstone": (np.bool_, False),
+    "group": (np.int32, 0),
+    "topic": (np.int32, 0),
+    "partition": (np.int32, 0),
+}
 
 
 class _LatestCommits:
@@ -476,11 +458,7 @@ class _LatestCommits:
 
     def __init__(self) -> None:
         self._ids = _native.KeyTable()
-        self._columns: dict[str, npt.NDArray[Any]] = {
-            name: np.zeros(0, dtype=dtype) for name, dtype in _FIELDS
-        }
-        self._columns["log_offset"] = np.full(0, -1, dtype=np.int64)
-        self._metadata = np.zeros(0, dtype=object)
+        self._table = GrowingColumns({**_COLUMNS, "metadata": (object, "")})
 
     def _key_ids(
         self,
@@ -491,16 +469,7 @@ class _LatestCommits:
         packed = np.zeros((len(group), 4), dtype=np.int32)
         packed[:, 0], packed[:, 1], packed[:, 2] = group, topic, partition
         ids = np.empty(len(group), dtype=np.int32)
-        size = self._ids.ids(packed, ids)
-        if size > len(self._metadata):
-            capacity = max(size, 2 * len(self._metadata), 1024)
-            for name, column in self._columns.items():
-                grown = np.full(capacity, -1 if name == "log_offset" else 0, dtype=column.dtype)
-                grown[: len(column)] = column
-                self._columns[name] = grown
-            metadata = np.full(capacity, "", dtype=object)
-            metadata[: len(self._metadata)] = self._metadata
-            self._metadata = metadata
+        self._table.reserve(self._ids.ids(packed, ids))
         return ids
 
     def add(
@@ -508,42 +477,44 @@ class _LatestCommits:
         values: dict[str, npt.NDArray[Any]],
         metadata: Callable[[npt.NDArray[np.intp]], list[str]],
     ) -> None:
-        """Candidates (``_FIELDS`` columns, in record order): each key keeps its latest.
+        """Candidates (``_COLUMNS``, in record order): each key keeps its latest.
         ``metadata(rows)`` gives the metadata strings of the candidate rows that win."""
         ids = self._key_ids(values["group"], values["topic"], values["partition"])
         if not len(ids):
             return
-        last = np.full(len(self._metadata), -1, dtype=np.int64)
-        np.maximum.at(last, ids, np.arange(len(ids)))
+        table = self._table
+        last = np.full(table.capacity, -1, dtype=np.int64)
+        _native.map_put(
+            ids,
+            np.arange(len(ids), dtype=np.int64),
+            np.zeros(len(last), np.bool_),
+            last,
+            0,
+            1 << 62,
+        )
         keys = np.flatnonzero(last >= 0)
         rows = last[keys]
-        newer = values["log_offset"][rows] > self._columns["log_offset"][keys]
+        newer = values["log_offset"][rows] > table["log_offset"][keys]
         keys, rows = keys[newer], rows[newer]
-        for name, column in self._columns.items():
-            column[keys] = values[name][rows]
+        for name in _COLUMNS:
+            table[name][keys] = values[name][rows]
         if len(rows):
             winners = np.empty(len(rows), dtype=object)
             winners[:] = metadata(rows)
-            self._metadata[keys] = winners
+            table["metadata"][keys] = winners
 
     def result(self, names: tuple[str, ...]) -> CommitColumns:
-        present = np.flatnonzero(self._columns["log_offset"][: len(self._ids)] >= 0)
-        present = present[np.argsort(self._columns["log_offset"][present], kind="stable")]
-        c = {name: column[present] for name, column in self._columns.items()}
+        table = self._table
+        present = np.flatnonzero(table["log_offset"][: len(self._ids)] >= 0)
+        present = present[np.argsort(table["log_offset"][present], kind="stable")]
         return CommitColumns(
             names=names,
-            group=c["group"],
-            topic=c["topic"],
-            partition=c["partition"],
-            log_offset=c["log_offset"],
-            order=c["order"],
-            tombstone=c["tombstone"],
-            offset=c["offset"],
-            commit_timestamp=c["commit_timestamp"],
-            expire_timestamp=c["expire_timestamp"],
-            leader_epoch=c["leader_epoch"],
-            value_version=c["value_version"],
-            metadata=tuple(self._metadata[present].tolist()),
+            group=table["group"][present],
+            topic=table["topic"][present],
+            partition=table["partition"][present],
+            tombstone=table["tombstone"][present],
+            values={name: table[name][present] for name in FIELDS},
+            metadata=tuple(table["metadata"][present].tolist()),
         )
 
 
@@ -552,15 +523,12 @@ def _column_candidates(
 ) -> dict[str, npt.NDArray[Any]]:
     """The candidates of ``rows`` (decoded OffsetCommitKeys with an OK value or tombstone)."""
     r = chunk.records
+    values = {name: getattr(r, column)[rows] for name, column in READER_COLUMNS.items()}
     return {
+        **values,
         "log_offset": r.offset[rows],
         "order": order[rows],
         "tombstone": r.value_status[rows] == ValueStatus.NULL,
-        "offset": r.committed_offset[rows],
-        "commit_timestamp": r.commit_timestamp[rows],
-        "expire_timestamp": r.expire_timestamp[rows],
-        "leader_epoch": r.leader_epoch[rows],
-        "value_version": r.value_version[rows],
         "group": r.group[rows],
         "topic": r.topic[rows],
         "partition": r.partition[rows],
@@ -575,64 +543,22 @@ def _column_metadata(
     def metadata(chosen: npt.NDArray[np.intp]) -> list[str]:
         picked = rows[chosen]
         r, buffers = chunk.records, chunk.buffers
-        decoded: dict[bytes, str] = {}  # metadata strings repeat (client names, "")
-        out = []
-        for buffer, start, size in zip(
-            r.buffer[picked].tolist(),
-            r.metadata_start[picked].tolist(),
-            r.metadata_size[picked].tolist(),
+        out = [""] * len(picked)  # most commits carry none
+        sizes = r.metadata_size[picked]
+        some = np.flatnonzero(sizes > 0)
+        decoded: dict[bytes, str] = {}  # metadata strings repeat (client names)
+        for i, buffer, start, size in zip(
+            some.tolist(),
+            r.buffer[picked[some]].tolist(),
+            r.metadata_start[picked[some]].tolist(),
+            sizes[some].tolist(),
             strict=True,
         ):
-            if not size:
-                out.append("")
-                continue
             raw = bytes(buffers[buffer][start : start + size])
             text = decoded.get(raw)
             if text is None:
                 text = decoded[raw] = java_utf8(raw)
-            out.append(text)
+            out[i] = text
         return out
 
     return metadata
-
-
-def _commit(k: Key, log_offset: int, order: int, value: RecordValue) -> Commit:
-    fields = value.fields
-    expire = fields.get("expire_timestamp")
-    epoch = fields.get("leader_epoch")
-    return Commit(
-        k,
-        log_offset,
-        order,
-        int(fields["offset"]),  # type: ignore[call-overload]
-        str(fields["metadata"]),
-        int(fields["commit_timestamp"]),  # type: ignore[call-overload]
-        -1 if expire is None else int(expire),  # type: ignore[call-overload]
-        -1 if epoch is None else int(epoch),  # type: ignore[call-overload]
-        value.version,
-    )
-
-
-def _single_candidate(
-    k: Key, ids: tuple[int, int], log_offset: int, order: int, commit: Commit | None
-) -> tuple[dict[str, npt.NDArray[Any]], list[str]]:
-    """One candidate decoded by the schemas (e.g. an OffsetCommitValue v4), as columns."""
-
-    def one(value: int, dtype: type) -> npt.NDArray[Any]:
-        return np.array([value], dtype=dtype)
-
-    c = commit
-    values = {
-        "log_offset": one(log_offset, np.int64),
-        "order": one(order, np.int64),
-        "tombstone": np.array([c is None]),
-        "offset": one(0 if c is None else c.offset, np.int64),
-        "commit_timestamp": one(0 if c is None else c.commit_timestamp, np.int64),
-        "expire_timestamp": one(-1 if c is None else c.expire_timestamp, np.int64),
-        "leader_epoch": one(-1 if c is None else c.leader_epoch, np.int32),
-        "value_version": one(-1 if c is None else c.value_version, np.int16),
-        "group": one(ids[0], np.int32),
-        "topic": one(ids[1], np.int32),
-        "partition": one(k[2], np.int32),
-    }
-    return values, ["" if c is None else c.metadata]

@@ -14,7 +14,7 @@ A:2.3.0 ``core/src/main/scala/kafka/admin/ConsumerGroupCommand.scala`` ``parseRe
   ``checkOffsetsRange`` then clamps each offset into the partition's current
   [log start, log end] with a warning ("New offset (N) is higher than latest offset ...").
 
-Checked on the real 2.3.0 tool (tests/test_groups.py, broker test): a header line fails
+Checked on the real 2.3.0 tool (tests/groups/test_groups.py, broker test): a header line fails
 ("Cannot deserialize value of type `int` from String ..."), as do a blank line inside and an
 empty file ("No content to map due to end-of-input"); trailing newlines are fine; an offset
 above the log end is set to the log end with a WARN.

@@ -20,19 +20,23 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor import _native
-from offsets_auditor.coordinator import coordinator_partition
+from offsets_auditor.coordinator import coordinator_partitions
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.groups.classic_groups import classic_group
+from offsets_auditor.groups.commit_record import (
+    FIELDS,
+    Commit,
+    columns_of,
+    committed_offsets,
+)
 from offsets_auditor.groups.consumer_groups import ConsumerGroupReplay
 from offsets_auditor.groups.delta import (
-    Commit,
     CommitColumns,
     GroupsDelta,
     Marker,
@@ -47,10 +51,8 @@ from offsets_auditor.groups.model import (
     PendingTransactionalOffset,
 )
 from offsets_auditor.groups.rules import LoaderRules
+from offsets_auditor.reader.tables import GrowingColumns, Interner
 from offsets_auditor.schemas import RecordValue
-
-#: ``OffsetCommitRequest.DEFAULT_TIMESTAMP`` (an absent expire timestamp).
-DEFAULT_TIMESTAMP: Final = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,79 +61,53 @@ class _Pending:
     producer_epoch: int
 
 
-@dataclass
 class _Committed:
-    """The committed offsets, one row per key id (``_KeyIds``)."""
+    """The committed offsets, one row per key id (``_KeyIds``): the commit record's fields,
+    whether the key has one, the producer whose transaction committed it (-1: none) and its
+    metadata."""
 
-    present: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
-    log_offset: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    order: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    offset: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    commit_timestamp: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    expire_timestamp: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    leader_epoch: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, np.int32))
-    value_version: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, np.int16))
-    producer_id: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    metadata: npt.NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, dtype=object))
+    def __init__(self) -> None:
+        self.table = GrowingColumns(
+            {
+                **FIELDS,
+                "present": (np.bool_, False),
+                "producer_id": (np.int64, -1),
+                "metadata": (object, ""),
+            }
+        )
 
-    _COLUMNS: ClassVar[tuple[str, ...]] = (
-        "present",
-        "log_offset",
-        "order",
-        "offset",
-        "commit_timestamp",
-        "expire_timestamp",
-        "leader_epoch",
-        "value_version",
-        "producer_id",
-        "metadata",
-    )
+    @property
+    def present(self) -> npt.NDArray[np.bool_]:
+        return self.table["present"]
 
     def grow(self, size: int) -> None:
-        if size <= len(self.present):
-            return
-        capacity = max(size, 2 * len(self.present), 1024)
-        for name in self._COLUMNS:
-            old = getattr(self, name)
-            new = np.zeros(capacity, dtype=old.dtype)
-            if name == "metadata":
-                new[:] = ""
-            new[: len(old)] = old
-            setattr(self, name, new)
+        self.table.reserve(size)
 
     def scatter(
         self, ids: npt.NDArray[np.int32], columns: CommitColumns, rows: npt.NDArray[np.intp]
     ) -> None:
         """Rows of ``columns`` applied to keys ``ids`` (one row per key): a commit replaces the
         key's offset, a tombstone removes it."""
+        table = self.table
         tombstone = columns.tombstone[rows]
-        self.present[ids] = ~tombstone
+        table["present"][ids] = ~tombstone
         sets = ids[~tombstone]
         chosen = rows[~tombstone]
-        self.log_offset[sets] = columns.log_offset[chosen]
-        self.order[sets] = columns.order[chosen]
-        self.offset[sets] = columns.offset[chosen]
-        self.commit_timestamp[sets] = columns.commit_timestamp[chosen]
-        self.expire_timestamp[sets] = columns.expire_timestamp[chosen]
-        self.leader_epoch[sets] = columns.leader_epoch[chosen]
-        self.value_version[sets] = columns.value_version[chosen]
-        self.producer_id[sets] = -1
+        for name in FIELDS:
+            table[name][sets] = columns.values[name][chosen]
+        table["producer_id"][sets] = -1
         if len(chosen):
             metadata = np.empty(len(chosen), dtype=object)
             metadata[:] = [columns.metadata[i] for i in chosen.tolist()]
-            self.metadata[sets] = metadata
+            table["metadata"][sets] = metadata
 
     def set(self, kid: int, commit: Commit, producer_id: int) -> None:
-        self.present[kid] = True
-        self.log_offset[kid] = commit.log_offset
-        self.order[kid] = commit.order
-        self.offset[kid] = commit.offset
-        self.commit_timestamp[kid] = commit.commit_timestamp
-        self.expire_timestamp[kid] = commit.expire_timestamp
-        self.leader_epoch[kid] = commit.leader_epoch
-        self.value_version[kid] = commit.value_version
-        self.producer_id[kid] = producer_id
-        self.metadata[kid] = commit.metadata
+        table = self.table
+        table["present"][kid] = True
+        for name, value in zip(FIELDS, commit.values, strict=True):
+            table[name][kid] = value
+        table["producer_id"][kid] = producer_id
+        table["metadata"][kid] = commit.metadata
 
 
 @dataclass
@@ -139,19 +115,15 @@ class _KeyIds:
     """(group, topic, partition) -> dense key id, through the C interning table."""
 
     table: _native.KeyTable = field(default_factory=_native.KeyTable)
-    strings: dict[str, int] = field(default_factory=dict)
-    names: list[str] = field(default_factory=list)
+    strings: Interner = field(default_factory=Interner)
     keys: list[tuple[int, int, int]] = field(default_factory=list)
 
+    @property
+    def names(self) -> list[str]:
+        return self.strings.names
+
     def string_ids(self, names: tuple[str, ...]) -> npt.NDArray[np.int32]:
-        out = np.empty(len(names), dtype=np.int32)
-        for i, name in enumerate(names):
-            found = self.strings.get(name)
-            if found is None:
-                found = self.strings[name] = len(self.names)
-                self.names.append(name)
-            out[i] = found
-        return out
+        return self.strings.ids(names)
 
     def ids(self, columns: CommitColumns) -> npt.NDArray[np.int32]:
         strings = self.string_ids(columns.names)
@@ -201,7 +173,7 @@ class GroupsFold:
     records: int = 0
     log_end_offset: int = 0
     _keys: _KeyIds = field(default_factory=_KeyIds)
-    _committed: _Committed = field(default_factory=_Committed)
+    _committed: _Committed = field(default_factory=lambda: _Committed())
     _pending: dict[int, dict[int, _Pending]] = field(default_factory=dict)
     _metadata: dict[str, tuple[int, RecordValue]] = field(default_factory=dict)
     _consumer_groups: dict[str, ConsumerGroupReplay] = field(default_factory=dict)
@@ -294,7 +266,7 @@ class GroupsFold:
         committed = self._committed
         for kid, entry in pending.items():
             commit = entry.commit
-            if not committed.present[kid] or committed.order[kid] < commit.order:
+            if not committed.present[kid] or committed.table["order"][kid] < commit.order:
                 committed.set(kid, commit, marker.producer_id)
 
     # -- findings ----------------------------------------------------------------------------
@@ -359,9 +331,13 @@ class GroupsFold:
             | set(self._removals)
             | {g for g, c in self._consumer_groups.items() if c.exists}
         )
+        ordered = sorted(names)
+        expected = (
+            coordinator_partitions(ordered, self.partitions_count).tolist() if ordered else []
+        )
         groups = tuple(
-            self._group(name, offsets.get(name, []), pending.get(name, []))
-            for name in sorted(names)
+            self._group(name, where, offsets.get(name, []), pending.get(name, []))
+            for name, where in zip(ordered, expected, strict=True)
         )
         return PartitionGroups(
             partition=self.partition,
@@ -375,52 +351,56 @@ class GroupsFold:
         )
 
     def _committed_offsets(self) -> dict[str, list[CommittedOffset]]:
+        """The committed offsets per group, each group's sorted by topic and partition: built
+        from the columns in one sweep (the keys ordered with numpy, then one tuple each)."""
         c = self._committed
-        present = np.flatnonzero(c.present[: len(self._keys.keys)])
-        offsets: dict[str, list[CommittedOffset]] = {}
-        columns = (
-            c.offset[present].tolist(),
-            c.commit_timestamp[present].tolist(),
-            c.expire_timestamp[present].tolist(),
-            c.leader_epoch[present].tolist(),
-            c.log_offset[present].tolist(),
-            c.value_version[present].tolist(),
-            c.producer_id[present].tolist(),
-            c.metadata[present].tolist(),
+        keys = self._keys
+        present = np.flatnonzero(c.present[: len(keys.keys)])
+        if not len(present):
+            return {}
+        names = keys.names
+        triples = np.array(keys.keys, dtype=np.int64).reshape(-1, 3)[present]
+        # each string's rank in sorted order, so that keys sort by (group, topic, partition)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+        order = np.lexsort((triples[:, 2], rank[triples[:, 1]], rank[triples[:, 0]]))
+        present, triples = present[order], triples[order]
+        text = np.array(names, dtype=object)
+        offsets = committed_offsets(
+            text[triples[:, 1]].tolist(),
+            triples[:, 2].tolist(),
+            c.table["metadata"][present].tolist(),
+            {name: c.table[name][present] for name in FIELDS},
+            c.table["producer_id"][present],
         )
-        keys, names = self._keys.keys, self._keys.names
-        for kid, offset, committed_at, expire, epoch, log_offset, version, pid, metadata in zip(
-            present.tolist(), *columns, strict=True
-        ):
-            group, topic, partition = keys[kid]
-            offsets.setdefault(names[group], []).append(
-                CommittedOffset(
-                    names[topic],
-                    partition,
-                    offset,
-                    metadata,
-                    committed_at,
-                    None if expire == DEFAULT_TIMESTAMP else expire,
-                    None if epoch < 0 else epoch,
-                    log_offset,
-                    version,
-                    None if pid < 0 else pid,
-                )
-            )
-        return offsets
+        groups = triples[:, 0]
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]).tolist()
+        ends = [*starts[1:], len(groups)]
+        return {
+            names[int(groups[start])]: offsets[start:end]
+            for start, end in zip(starts, ends, strict=True)
+        }
 
     def _group(
-        self, name: str, offsets: list[CommittedOffset], pending: list[PendingTransactionalOffset]
+        self,
+        name: str,
+        expected_partition: int,
+        offsets: list[CommittedOffset],
+        pending: list[PendingTransactionalOffset],
     ) -> GroupState:
+        """``offsets`` sorted by topic and partition already; ``expected_partition`` is
+        ``partitionFor``'s."""
         base = GroupState(
-            group=name,
-            coordinator_partition=self.partition,
-            expected_partition=coordinator_partition(name, self.partitions_count),
-            state=GroupStateName.DEAD,
-            offsets=tuple(sorted(offsets, key=lambda o: (o.topic, o.partition))),
+            name,
+            self.partition,
+            expected_partition,
+            GroupStateName.DEAD,
+            offsets=tuple(offsets),
             pending_transactional_offsets=tuple(
                 sorted(pending, key=lambda p: (p.producer_id, p.offset.topic, p.offset.partition))
-            ),
+            )
+            if pending
+            else (),
         )
         consumer = self._consumer_groups.get(name)
         if consumer is not None and consumer.exists:
@@ -443,22 +423,23 @@ class GroupsFold:
                 if self.rules.empty_state
                 else GroupStateName.DEAD_NO_METADATA
             )
-            return replace(base, state=state)
+            return GroupState(
+                name,
+                base.coordinator_partition,
+                base.expected_partition,
+                state,
+                offsets=base.offsets,
+                pending_transactional_offsets=base.pending_transactional_offsets,
+            )
         return replace(base, removed_at_log_offset=self._removals.get(name))
 
 
-def _committed_offset(commit: Commit, producer_id: int | None) -> CommittedOffset:
-    return CommittedOffset(
-        topic=commit.key[1],
-        partition=commit.key[2],
-        offset=commit.offset,
-        metadata=commit.metadata,
-        commit_timestamp=commit.commit_timestamp,
-        expire_timestamp=None
-        if commit.expire_timestamp == DEFAULT_TIMESTAMP
-        else commit.expire_timestamp,
-        leader_epoch=None if commit.leader_epoch < 0 else commit.leader_epoch,
-        log_offset=commit.log_offset,
-        value_version=commit.value_version,
-        producer_id=producer_id,
+def _committed_offset(commit: Commit, producer_id: int) -> CommittedOffset:
+    (offset,) = committed_offsets(
+        [commit.key[1]],
+        [commit.key[2]],
+        [commit.metadata],
+        columns_of([commit]),
+        np.array([producer_id], dtype=np.int64),
     )
+    return offset

@@ -37,6 +37,7 @@ from offsets_auditor.cluster.metadata import (
     OffsetsTopicMetadata,
     PartitionLeadership,
 )
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.live_cluster.api_versions import ReleaseRange, release_range
 from offsets_auditor.live_cluster.client_config import (
     ClientConfig,
@@ -45,7 +46,6 @@ from offsets_auditor.live_cluster.client_config import (
 )
 from offsets_auditor.live_cluster.probe import ProbeOutcome, probe_api_versions
 
-OFFSETS_TOPIC = "__consumer_offsets"
 #: kafka-python's setting for brokers without ApiVersions
 PRE_API_VERSIONS = (0, 9)
 

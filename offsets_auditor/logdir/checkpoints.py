@@ -59,18 +59,6 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _JAVA_INT = re.compile(r"[+-]?\d+")
 
 
-class CheckpointFileName(StrEnum):
-    """The checkpoint files at the root of a log dir (docs/kafka-internals.md §4.8)."""
-
-    CLEANER = "cleaner-offset-checkpoint"
-    RECOVERY_POINT = "recovery-point-offset-checkpoint"
-    REPLICATION = "replication-offset-checkpoint"
-    LOG_START = "log-start-offset-checkpoint"
-
-
-LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
-
-
 @dataclass(frozen=True, slots=True)
 class CheckpointEntry:
     """One ``topic partition offset`` line; ``line`` is 1-based, ``position`` its byte offset."""

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from offsets_auditor.logdir.fs import HeldLock, LockProbe
+from offsets_auditor.logdir.layout import LOCK_FILE
 
-LOCK_FILE = ".lock"
 #: Filesystems whose locks are all kept by this host's kernel: there, a lock F_GETLK does not
 #: see is not held. Anything else (nfs, nfs4, cifs, smb3, fuse.*, ceph, 9p, virtiofs, ...) may
 #: be shared with another host.

@@ -17,10 +17,10 @@ from offsets_auditor.logdir.checkpoints import (
     java_int,
     read_lines,
 )
+from offsets_auditor.logdir.layout import CLEAN_SHUTDOWN_FILE, META_PROPERTIES
 
 # --- meta.properties -------------------------------------------------------------------------
 
-META_PROPERTIES = "meta.properties"
 _PROPERTY_WS = " \t\f"
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
@@ -164,8 +164,6 @@ def parse_meta_properties(data: bytes, *, file: str | None = META_PROPERTIES) ->
 
 
 # --- .kafka_cleanshutdown --------------------------------------------------------------------
-
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,27 +25,38 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.checkpoints import (
-    LEADER_EPOCH_CHECKPOINT,
-    CheckpointFileName,
     LeaderEpochCheckpoint,
     OffsetCheckpoint,
     parse_leader_epoch_checkpoint,
     parse_offset_checkpoint,
 )
-from offsets_auditor.logdir.liveness import LOCK_FILE, NOT_TESTED, Liveness, judge
-from offsets_auditor.logdir.meta_properties import (
+from offsets_auditor.logdir.layout import (
     CLEAN_SHUTDOWN_FILE,
+    LEADER_EPOCH_CHECKPOINT,
+    LEFTOVER,
+    LOCK_FILE,
     META_PROPERTIES,
+    NOT_PARTITIONS,
+    PARTITION_METADATA,
+    ROOT_FILES,
+    SEGMENT_SUFFIXES,
+    CheckpointFileName,
+    DirState,
+    parse_partition_dir_name,
+    segment_file,
+)
+from offsets_auditor.logdir.liveness import NOT_TESTED, Liveness, judge
+from offsets_auditor.logdir.meta_properties import (
     CleanShutdownContent,
     MetaProperties,
     parse_clean_shutdown,
@@ -53,32 +64,9 @@ from offsets_auditor.logdir.meta_properties import (
 )
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
-OFFSETS_TOPIC = "__consumer_offsets"
 #: Checkpoints and markers are tiny; anything bigger is not what the broker wrote.
 _SMALL_TEXT_LIMIT = 16 * 1024 * 1024
-_SEGMENT_FILE = re.compile(r"^(\d+)\.(log|index|timeindex|txnindex|snapshot)$", re.ASCII)
-_LEFTOVER = re.compile(r"\.(deleted|cleaned|swap)$")
-_SUFFIXED_DIR = re.compile(r"^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$")
-_ROOT_FILES = {
-    META_PROPERTIES,
-    CLEAN_SHUTDOWN_FILE,
-    LOCK_FILE,
-    *(name.value for name in CheckpointFileName),
-}
-#: Not partitions: 3.9.0-rc3 ``LogManager.loadLogs`` skips ``RemoteIndexCache.DIR_NAME``.
-_ROOT_DIRS = {"remote-log-index-cache"}
-_PARTITION_FILES = {LEADER_EPOCH_CHECKPOINT, "partition.metadata"}
-_MAX_LONG = 2**63 - 1
-_SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
-
-
-class DirState(StrEnum):
-    """What a partition directory's name says about it."""
-
-    LIVE = "live"
-    DELETE = "delete"  # topic-partition.uniqueId-delete: deletion in progress
-    FUTURE = "future"  # topic-partition.uniqueId-future: replica moving between log dirs
-    STRAY = "stray"  # topic-partition.uniqueId-stray (3.x KRaft)
+_PARTITION_FILES = {LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,29 +175,6 @@ def offsets_partitions(logdir: LogDir) -> tuple[PartitionDir, ...]:
     """The live ``__consumer_offsets-N`` partitions, by partition number."""
     found = [p for p in logdir.partitions if p.topic == OFFSETS_TOPIC and p.state is DirState.LIVE]
     return tuple(sorted(found, key=lambda p: p.partition))
-
-
-def parse_partition_dir_name(name: str) -> tuple[str, int, DirState] | None:
-    """``Log.parseTopicPartitionName`` (2.3.0 ``Log.scala``; 3.9.0-rc3 ``LocalLog.scala``):
-    ``None`` where the broker throws "... is not in the form of topic-partition ..."."""
-    state = DirState.LIVE
-    base = name
-    for candidate in (DirState.DELETE, DirState.FUTURE, DirState.STRAY):
-        if name.endswith("-" + candidate.value):
-            if _SUFFIXED_DIR.match(name) is None:
-                return None
-            state = candidate
-            base = name[: name.rindex(".")]
-            break
-    if "-" not in base:
-        return None
-    topic, _, number = base.rpartition("-")
-    if not topic or re.fullmatch(r"[+-]?\d+", number) is None:
-        return None
-    partition = int(number)
-    if not -(2**31) <= partition < 2**31:
-        return None
-    return topic, partition, state
 
 
 def _display(name: str) -> str:
@@ -346,7 +311,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
             reader.findings.extend(checkpoint.findings)
 
     for file_name in files:
-        if file_name not in _ROOT_FILES and not file_name.endswith(".tmp"):
+        if file_name not in ROOT_FILES and not file_name.endswith(".tmp"):
             reader.note(
                 "unexpected-file",
                 Severity.INFO,
@@ -356,7 +321,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
 
     partitions = []
     for entry in entries:
-        if not entry.is_dir or entry.name in _ROOT_DIRS:
+        if not entry.is_dir or entry.name in NOT_PARTITIONS:
             continue
         shown = _display(entry.name)
         # The JVM decodes file names as UTF-8 with replacement, then parses them.
@@ -439,10 +404,11 @@ def _read_partition(
         else:
             readable = reader.readable(info.path, relative, name)
         item = FileEntry(_display(info.name), info.size, info.mtime_ms, info.identity)
-        match = _SEGMENT_FILE.match(info.name)
-        leftover = _LEFTOVER.search(info.name)
-        if match is not None and int(match.group(1)) <= _MAX_LONG:
-            by_kind[match.group(2)][int(match.group(1))] = item
+        segment = segment_file(info.name)
+        leftover = LEFTOVER.search(info.name)
+        if segment is not None:
+            base, suffix = segment
+            by_kind[suffix][base] = item
         elif leftover is not None:
             leftovers.append(Leftover(item, LeftoverKind(leftover.group(1))))
         elif info.name == LEADER_EPOCH_CHECKPOINT:
@@ -459,7 +425,7 @@ def _read_partition(
         else:
             others.append(item)
             if info.name not in _PARTITION_FILES and not info.name.endswith(".tmp"):
-                looks_like_segment = info.name.endswith(_SEGMENT_SUFFIXES)
+                looks_like_segment = info.name.endswith(SEGMENT_SUFFIXES)
                 reader.note(
                     "unexpected-file",
                     Severity.WARNING if looks_like_segment else Severity.INFO,

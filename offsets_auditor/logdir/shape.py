@@ -10,16 +10,20 @@ likely the parent of one (a fixture or backup directory, ``/var/lib/kafka`` inst
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from offsets_auditor.logdir import fs
-from offsets_auditor.logdir.checkpoints import LEADER_EPOCH_CHECKPOINT, CheckpointFileName
-from offsets_auditor.logdir.meta_properties import CLEAN_SHUTDOWN_FILE, META_PROPERTIES
-from offsets_auditor.logdir.model import parse_partition_dir_name
+from offsets_auditor.logdir.layout import (
+    CLEAN_SHUTDOWN_FILE,
+    LEADER_EPOCH_CHECKPOINT,
+    META_PROPERTIES,
+    PARTITION_METADATA,
+    CheckpointFileName,
+    parse_partition_dir_name,
+    segment_file,
+)
 
 _ROOT_MARKS = {META_PROPERTIES, CLEAN_SHUTDOWN_FILE, *(name.value for name in CheckpointFileName)}
-_PARTITION_MARK = re.compile(r"^\d+\.log$")
 #: how deep and how wide the search for log dirs below a wrong directory goes
 _DEPTH = 2
 _MAX_SUGGESTIONS = 10
@@ -47,7 +51,8 @@ def _is_partition_dir(path: Path, name: str) -> bool:
     except OSError:
         return False
     return any(
-        _PARTITION_MARK.match(f.name) or f.name in (LEADER_EPOCH_CHECKPOINT, "partition.metadata")
+        (segment_file(f.name) or (0, ""))[1] == "log"
+        or f.name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA)
         for f in files
     )
 

@@ -21,26 +21,26 @@ names, sizes and the recovery-point checkpoint.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.checkpoints import parse_offset_checkpoint
-from offsets_auditor.restart.log_lines import OFFSETS_TOPIC
+from offsets_auditor.logdir.layout import (
+    CLEAN_SHUTDOWN_FILE,
+    NOT_LOADED_BY_LOG_MANAGER,
+    CheckpointFileName,
+    DirState,
+    parse_partition_dir_name,
+    segment_file,
+)
 from offsets_auditor.versions import DEFAULT_KAFKA_VERSION, KafkaVersion
 
-#: The marker a clean shutdown leaves in each log dir (``Log.CleanShutdownFile``).
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
-RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+RECOVERY_POINT_CHECKPOINT = CheckpointFileName.RECOVERY_POINT.value
 #: rewritten every few seconds by a running broker (``ReplicaManager.HighWatermarkFilename``)
-REPLICATION_CHECKPOINT = "replication-offset-checkpoint"
-#: Directories ``LogManager.loadLogs`` skips (3.x).
-NOT_LOADED_DIRS = frozenset({"remote-log-index-cache", "__cluster_metadata-0"})
-
-_SEGMENT = re.compile(r"^(\d{20})\.log$")
-_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+REPLICATION_CHECKPOINT = CheckpointFileName.REPLICATION.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +105,9 @@ class LogDirTotals:
         """``__consumer_offsets`` partition number -> bytes of its ``.log`` segments."""
         sizes: dict[int, int] = {}
         for p in self.partitions:
-            match = _PARTITION_DIR.match(p.name)
-            if match is not None and match["topic"] == OFFSETS_TOPIC:
-                sizes[int(match["partition"])] = sizes.get(int(match["partition"]), 0) + p.log_bytes
+            parsed = parse_partition_dir_name(p.name)
+            if parsed is not None and parsed[0] == OFFSETS_TOPIC and parsed[2] is DirState.LIVE:
+                sizes[parsed[1]] = sizes.get(parsed[1], 0) + p.log_bytes
         return sizes
 
 
@@ -191,7 +191,7 @@ def read_log_dir_totals(
             except (OSError, ValueError) as e:
                 problems.append(f"{log_dir / RECOVERY_POINT_CHECKPOINT}: {e}")
         for entry in entries:
-            if not entry.is_dir or entry.name in NOT_LOADED_DIRS:
+            if not entry.is_dir or entry.name in NOT_LOADED_BY_LOG_MANAGER:
                 continue
             try:
                 files = fs.list_dir(entry.path)
@@ -199,9 +199,11 @@ def read_log_dir_totals(
                 problems.append(f"{entry.path}: cannot list: {e.strerror or e}")
                 files = []
             segments = sorted(
-                (int(m.group(1)), f.size)
+                (found[0], f.size)
                 for f in files
-                if not f.is_dir and (m := _SEGMENT.match(f.name)) is not None
+                if not f.is_dir
+                and (found := segment_file(f.name)) is not None
+                and found[1] == "log"
             )
             bases = tuple(base for base, _ in segments)
             point = points.get(entry.name, 0)

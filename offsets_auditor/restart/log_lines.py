@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.restart.events import (
     BrokerShuttingDown,
     BrokerStarted,
@@ -74,8 +75,6 @@ __all__ = [
     "patterns_for_range",
 ]
 
-#: The topic whose partitions the group coordinator loads.
-OFFSETS_TOPIC = "__consumer_offsets"
 
 _HEADER = re.compile(
     r"^\[(?P<ts>(?P<Y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})[ T](?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2})"

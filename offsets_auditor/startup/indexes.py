@@ -74,6 +74,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.layout import CheckpointFileName
 from offsets_auditor.logdir.model import FileEntry, LogDir, PartitionDir, Segment
 from offsets_auditor.versions import KafkaVersion
 
@@ -507,7 +508,7 @@ def recovery_points(logdir: LogDir) -> tuple[dict[tuple[str, int], int], str]:
         return {}, "no recovery-point-offset-checkpoint: 0"
     if not checkpoint.readable_by_broker:
         return {}, "unreadable recovery-point-offset-checkpoint: reset to 0"
-    return checkpoint.offsets(), "recovery-point-offset-checkpoint"
+    return checkpoint.offsets(), CheckpointFileName.RECOVERY_POINT.value
 
 
 def index_verdicts(logdir: LogDir, version: KafkaVersion) -> list[IndexVerdict]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offsets_auditor.logdir.model import DirState, LogDir, Segment
+from offsets_auditor.logdir.layout import CheckpointFileName, DirState
+from offsets_auditor.logdir.model import LogDir, Segment
 from offsets_auditor.startup.indexes import (
     NOT_REBUILT,
     IndexKind,
@@ -106,7 +107,7 @@ def recovery_plan(logdir: LogDir, version: KafkaVersion) -> list[PartitionRecove
             )
         where = (
             source
-            if key in points or source != "recovery-point-offset-checkpoint"
+            if key in points or source != CheckpointFileName.RECOVERY_POINT
             else ("absent from recovery-point-offset-checkpoint: 0")
         )
         plans.append(PartitionRecoveryPlan(part.name, point, where, tuple(recoveries)))

@@ -14,13 +14,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.logdir import fs
-from offsets_auditor.logdir.meta_properties import (
-    CLEAN_SHUTDOWN_FILE,
-    META_PROPERTIES,
-    parse_meta_properties,
-)
-from offsets_auditor.logdir.model import OFFSETS_TOPIC
+from offsets_auditor.logdir.layout import CLEAN_SHUTDOWN_FILE, META_PROPERTIES
+from offsets_auditor.logdir.meta_properties import parse_meta_properties
 from offsets_auditor.reader.summary import SegmentTotals, summarize_segment
 from offsets_auditor.version_detection.combine import Detection, detect
 from offsets_auditor.version_detection.file_rules import file_evidence

@@ -12,6 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from offsets_auditor.logdir.layout import (
+    CLEAN_SHUTDOWN_FILE,
+    LEADER_EPOCH_CHECKPOINT,
+    META_PROPERTIES,
+    PARTITION_METADATA,
+    CheckpointFileName,
+)
 from offsets_auditor.version_detection.model import Evidence, Strength
 from offsets_auditor.version_detection.observations import LogDirObservation
 from offsets_auditor.versions import KafkaVersion
@@ -77,13 +84,13 @@ def file_evidence(log_dir: LogDirObservation) -> list[Evidence]:
             add(f"{what} ({suffix})", where, since, None, f"first written by Kafka {since}", source)
     for name, since, source in (
         (
-            "leader-epoch-checkpoint",
+            LEADER_EPOCH_CHECKPOINT,
             "0.11.0.0",
             "A:0.11.0.0 core/src/main/scala/kafka/server/checkpoints/"
             "LeaderEpochCheckpointFile.scala",
         ),
         (
-            "partition.metadata",
+            PARTITION_METADATA,
             "2.8.0",
             "A:2.8.0 core/src/main/scala/kafka/server/PartitionMetadataFile.scala (topic IDs,"
             " KIP-516; absent in A:2.7.0)",
@@ -93,17 +100,17 @@ def file_evidence(log_dir: LogDirObservation) -> list[Evidence]:
         if where is not None:
             add(name, where, since, None, f"first written by Kafka {since}", source)
 
-    if "log-start-offset-checkpoint" in log_dir.root_files:
+    if CheckpointFileName.LOG_START in log_dir.root_files:
         add(
-            "log-start-offset-checkpoint",
-            "log-start-offset-checkpoint",
+            CheckpointFileName.LOG_START.value,
+            CheckpointFileName.LOG_START.value,
             "0.11.0.0",
             None,
             "first written by Kafka 0.11.0.0",
             "A:0.11.0.0 core/src/main/scala/kafka/log/LogManager.scala"
             " (LogStartOffsetCheckpointFile)",
         )
-    elif "recovery-point-offset-checkpoint" in log_dir.root_files:
+    elif CheckpointFileName.RECOVERY_POINT in log_dir.root_files:
         add(
             "no log-start-offset-checkpoint beside recovery-point-offset-checkpoint",
             None,
@@ -120,7 +127,7 @@ def file_evidence(log_dir: LogDirObservation) -> list[Evidence]:
     if (
         not any(name.endswith(".timeindex") for name in partition_files)
         and largest > 4096
-        and "recovery-point-offset-checkpoint" in log_dir.root_files
+        and CheckpointFileName.RECOVERY_POINT in log_dir.root_files
     ):
         add(
             "no .timeindex file in any partition, with segments of more than 4096 bytes",
@@ -170,7 +177,7 @@ def _meta_evidence(log_dir: LogDirObservation) -> Iterable[Evidence]:
         found = [
             Evidence(
                 "meta.properties version=1 with node.id (KRaft)",
-                "meta.properties",
+                META_PROPERTIES,
                 V("2.8.0"),
                 None,
                 "KRaft's meta.properties (version 1, node.id) exists from Kafka 2.8.0",
@@ -183,7 +190,7 @@ def _meta_evidence(log_dir: LogDirObservation) -> Iterable[Evidence]:
         found = [
             Evidence(
                 "meta.properties with cluster.id",
-                "meta.properties",
+                META_PROPERTIES,
                 V("2.4.0"),
                 None,
                 "brokers write cluster.id into meta.properties from Kafka 2.4.0",
@@ -195,7 +202,7 @@ def _meta_evidence(log_dir: LogDirObservation) -> Iterable[Evidence]:
         found = [
             Evidence(
                 "meta.properties version=0 without cluster.id",
-                "meta.properties",
+                META_PROPERTIES,
                 None,
                 V("2.4.0"),
                 "from 2.4.0 a ZooKeeper-mode broker rewrites meta.properties with cluster.id at"
@@ -211,7 +218,7 @@ def _meta_evidence(log_dir: LogDirObservation) -> Iterable[Evidence]:
         found.append(
             Evidence(
                 "meta.properties with directory.id",
-                "meta.properties",
+                META_PROPERTIES,
                 V("3.7.0"),
                 None,
                 "directory.id is first written by Kafka 3.7.0",
@@ -236,7 +243,7 @@ def _marker_evidence(log_dir: LogDirObservation) -> list[Evidence]:
         return [
             Evidence(
                 ".kafka_cleanshutdown holding JSON",
-                ".kafka_cleanshutdown",
+                CLEAN_SHUTDOWN_FILE,
                 V("3.7.0"),
                 None,
                 'from Kafka 3.7.0 the clean-shutdown marker holds {"version":0,"brokerEpoch":N}',
@@ -247,7 +254,7 @@ def _marker_evidence(log_dir: LogDirObservation) -> list[Evidence]:
     return [
         Evidence(
             "an empty .kafka_cleanshutdown",
-            ".kafka_cleanshutdown",
+            CLEAN_SHUTDOWN_FILE,
             None,
             V("3.7.0"),
             "from Kafka 3.7.0 a clean shutdown writes the marker with JSON content",

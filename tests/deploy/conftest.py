@@ -27,19 +27,6 @@ def deploy_script(name: str) -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="session")
-def prometheus_bin() -> Path:
-    """The dir holding Debian's prometheus, promtool, prometheus-alertmanager and amtool."""
-    done = subprocess.run(
-        [str(ROOT / "scripts" / "tools" / "prometheus.sh")],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    return Path(done.stdout.strip().splitlines()[-1])
-
-
 VENV_BIN = Path(sys.executable).parent
 
 

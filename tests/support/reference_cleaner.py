@@ -5,9 +5,9 @@ at ``aa82d94`` (``passes.py``, ``log_state.py``, ``partition_scan.py``, ``select
 ``txn_metadata.py``, ``offset_map.py``, ``requirements.py``, ``behaviour.py`` and the part of
 ``audit.emulate_partition`` that drives them), kept so that the columnar implementation that
 replaced it (``segment_facts``, ``map_building``, ``retention`` ...) can be checked against it on
-any partition (``tests/test_cleaner_oracle.py``). It walks every record of every batch, one by
-one, exactly as the old code did; it is slow on purpose and must stay simple and recognisable:
-fix it only where it differs from ``aa82d94``'s Python path.
+any partition (``tests/cleaner/test_cleaner_oracle.py``). It walks every record of every batch,
+one by one, exactly as the old code did; it is slow on purpose and must stay simple and
+recognisable: fix it only where it differs from ``aa82d94``'s Python path.
 
 What changed from ``aa82d94``, and why:
 

@@ -1,5 +1,6 @@
 """Synthetic ``__consumer_offsets`` partitions written as real segment files, for the cleaner
-oracle tests (``tests/test_cleaner_oracle.py``), and the hypothesis strategies that draw them.
+oracle tests (``tests/cleaner/test_cleaner_oracle.py``), and the hypothesis strategies that draw
+them.
 
 A partition is a list of segments, each a list of :class:`Entry` (written in order, offsets
 assigned as they are written). Entries cover what a broker's log holds: v0/v1 messages, gzip

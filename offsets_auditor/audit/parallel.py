@@ -1,0 +1,274 @@
+"""``offsets-auditor audit --jobs N``: the stages of ``audit.stages`` over a pool of N processes.
+
+Stage A is order-free (``cleaner.segment_facts``, ``groups.delta``): every segment of every
+partition is read by whichever worker is free, so one huge partition spreads over every core as
+much as many small ones do. A worker opens its segment by name, checks that it is the file the
+partition's snapshot listed and reads it up to its listed size (``fs.open_as_listed``, as the
+scan's executors do); a segment renamed or replaced since is read by the parent through the
+snapshot's own descriptor instead. The worker sends its cleaner columns to files in a scratch
+directory as it reads (``cleaner.spilled_columns``) and returns the rest; the parent maps the
+columns back, so they cross between processes without being copied, and the parent's memory
+does not grow with them.
+
+Stage B runs in the parent, partition after partition in offset order, while the workers read
+the partitions that follow (up to ``LOOKAHEAD`` partitions ahead); its per-record state lives in
+files of the scratch directory too (``cleaner.arrays.FileArrays``). A big partition emulated at
+several configs (the versions of a detected range whose cleaners differ) has each config's
+emulation in a process forked for it once the partition is folded. Stage C is the same.
+
+The scratch directory (``tempfile``'s: ``TMPDIR``) takes about 50 bytes per record of the
+partitions being read and folded, and is removed as each partition is done.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from multiprocessing.pool import AsyncResult
+from pathlib import Path
+from typing import TypeVar
+
+from offsets_auditor.audit.group_recovery import GroupsPlan
+from offsets_auditor.audit.partition import BrokerAudit, Emulated, emulate_partition
+from offsets_auditor.audit.plan import AuditPlan
+from offsets_auditor.audit.stages import (
+    LogDirWork,
+    PartitionOutcome,
+    SegmentResult,
+    audit_log_dir,
+    audit_partition,
+    conclude,
+    emulate_each,
+    log_dir_work,
+    read_segment_result,
+)
+from offsets_auditor.cleaner.arrays import Arrays, FileArrays
+from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.partition_scan import PartitionScan
+from offsets_auditor.cleaner.spilled_columns import SpilledColumns, empty_columns, mapped_columns
+from offsets_auditor.findings import Finding
+from offsets_auditor.logdir import fs
+from offsets_auditor.logdir.model import (
+    LogDir,
+    PartitionDir,
+    PartitionSnapshot,
+    offsets_partitions,
+    open_partition,
+)
+from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions, segment_label
+
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+#: Partitions whose segments are handed to the workers before the parent folds the first.
+LOOKAHEAD = 4
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (``sched_getaffinity``: a ``taskset`` is honoured)."""
+    return len(os.sched_getaffinity(0))
+
+
+@dataclass
+class _Queued:
+    """A partition whose segments are being read: its snapshot (held open by ``stack``), the
+    workers' reads of its segments in offset order, its scratch directory."""
+
+    stack: ExitStack
+    snapshot: PartitionSnapshot
+    reads: list[AsyncResult[SegmentResult | None]]
+    spill: Path
+
+
+def audit_log_dir_on(
+    path: Path, audit_plan: AuditPlan, read: ReadOptions = DEFAULT_READ, jobs: int = 1
+) -> BrokerAudit:
+    """``offsets-auditor audit`` of one log dir on ``jobs`` processes (1: this one,
+    ``audit.stages.audit_log_dir``)."""
+    if jobs <= 1:
+        return audit_log_dir(path, audit_plan, read)
+    return audit_log_dir_in_parallel(log_dir_work(path, audit_plan), audit_plan, read, jobs)
+
+
+def audit_log_dir_in_parallel(
+    work: LogDirWork, audit_plan: AuditPlan, read: ReadOptions, jobs: int
+) -> BrokerAudit:
+    """``audit.stages.audit_log_dir`` with stage A on ``jobs`` processes (see the module)."""
+    config = audit_plan.config
+    outcomes: list[PartitionOutcome] = []
+    read_findings: list[Finding] = []
+    scratch = Path(tempfile.mkdtemp(prefix="offsets-auditor-"))
+    queued: deque[_Queued] = deque()
+
+    def fold_next() -> None:
+        q = queued.popleft()
+        with q.stack:
+            partition = q.snapshot.partition
+            outcomes.append(
+                audit_partition(
+                    work,
+                    partition,
+                    _results(q, work, read),
+                    audit_plan.configs,
+                    audit_plan.now_ms,
+                    FileArrays(q.spill),
+                    lambda *args: _emulate_in_parallel(*args, jobs=jobs),
+                )
+            )
+        shutil.rmtree(q.spill, ignore_errors=True)
+
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs, _ignore_interrupts) as pool:
+            for index, listed in enumerate(offsets_partitions(work.model)):
+                stack = ExitStack()  # the snapshot's files stay open until it is folded
+                snapshot = stack.enter_context(
+                    open_partition(work.model, listed, config.kafka_version)
+                )
+                read_findings.extend(snapshot.findings)
+                spill = scratch / str(index)
+                spill.mkdir()
+                partition = snapshot.partition
+                reads = [
+                    pool.apply_async(
+                        _read_segment,
+                        (
+                            replace(partition, segments=(segment,)),
+                            work.groups_plan,
+                            read,
+                            spill / str(i),
+                        ),
+                    )
+                    for i, segment in enumerate(partition.segments)
+                ]
+                queued.append(_Queued(stack, snapshot, reads, spill))
+                while len(queued) > LOOKAHEAD:
+                    fold_next()
+            while queued:
+                fold_next()
+    finally:
+        for q in queued:
+            q.stack.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return conclude(audit_plan, work, outcomes, read_findings)
+
+
+def _results(q: _Queued, work: LogDirWork, read: ReadOptions) -> Iterator[SegmentResult]:
+    """The partition's segment results in offset order, as the workers finish them, their
+    columns mapped from the files the worker wrote; a segment the worker did not find as
+    listed is read here, through the snapshot."""
+    partition = q.snapshot.partition
+    for i, (segment, pending) in enumerate(zip(partition.segments, q.reads, strict=True)):
+        spill = q.spill / str(i)
+        result = pending.get()
+        if result is None:
+            shutil.rmtree(spill, ignore_errors=True)
+            yield read_segment_result(
+                partition,
+                segment,
+                work.groups_plan,
+                read.from_snapshot(q.snapshot),
+                SpilledColumns(spill),
+            )
+        else:
+            yield replace(result, facts=replace(result.facts, columns=mapped_columns(spill)))
+
+
+def _read_segment(
+    partition: PartitionDir, groups_plan: GroupsPlan | None, read: ReadOptions, spill: Path
+) -> SegmentResult | None:
+    """Stage A of ``partition``'s one segment in a worker: its columns to files in ``spill``,
+    the rest returned (None: the file is not the one listed any more)."""
+    (segment,) = partition.segments
+    listed = segment.log
+    try:
+        source = fs.open_as_listed(partition.path / listed.name, listed.identity, listed.size)
+    except OSError:
+        return None
+    label = segment_label(partition, segment)
+    with source:
+        result = read_segment_result(
+            partition,
+            segment,
+            groups_plan,
+            lambda _p, _s: read.source(source, label),
+            SpilledColumns(spill),
+        )
+    return replace(result, facts=replace(result.facts, columns=empty_columns()))
+
+
+def _emulate_in_parallel(
+    partition: PartitionDir,
+    model: LogDir,
+    configs: Sequence[CleanerConfig],
+    now_ms: int,
+    scan: PartitionScan,
+    arrays: Arrays,
+    *,
+    jobs: int,
+) -> list[Emulated | None]:
+    """``audit.stages.emulate_each`` with each config's emulation in a process of its own (up
+    to ``jobs`` at a time), forked once the partition is folded: they share its columns and key
+    ids (mapped files, or pages the fork shares), each keeps its own survivor flags, and each
+    sends back its passes and verdict facts, not the partition."""
+    if len(configs) < 2 or scan.records < _PARALLEL_EMULATION_RECORDS:
+        return emulate_each(partition, model, configs, now_ms, scan, arrays)
+    light = replace(scan, columns=(), key_ids=())
+
+    def one(config: CleanerConfig) -> Emulated | None:
+        e = emulate_partition(partition, model, config, now_ms, scan=scan, arrays=arrays)
+        return None if e is None else replace(e, scan=light)
+
+    done = _forked_map(one, configs, jobs)
+    return [None if e is None else replace(e, scan=scan) for e in done]
+
+
+#: Below this many records a partition's configs are emulated in this process (a fork costs
+#: more than the emulation).
+_PARALLEL_EMULATION_RECORDS = 1 << 20
+
+
+def _forked_map(function: Callable[[_In], _Out], items: Sequence[_In], jobs: int) -> list[_Out]:
+    """``function`` of each item, each in a process forked from this one (so ``function`` may
+    be a closure over anything here), ``jobs`` at a time; results come back pickled."""
+    context = multiprocessing.get_context("fork")
+    results: list[_Out] = []
+    for start in range(0, len(items), jobs):
+        running = []
+        for item in items[start : start + jobs]:
+            receive, send = context.Pipe(duplex=False)
+
+            def child(item: _In = item, send: Connection = send) -> None:
+                _ignore_interrupts()
+                try:
+                    send.send((True, function(item)))
+                except BaseException as error:  # the parent raises it
+                    send.send((False, f"{type(error).__name__}: {error}"))
+
+            process = context.Process(target=child, daemon=True)
+            process.start()
+            send.close()
+            running.append((process, receive))
+        for process, receive in running:
+            try:
+                ok, value = receive.recv()
+            except EOFError:
+                process.join()
+                ok, value = False, f"the process died (exit {process.exitcode})"
+            process.join()
+            if not ok:
+                raise RuntimeError(f"emulation in a forked process failed: {value}")
+            results.append(value)
+    return results
+
+
+def _ignore_interrupts() -> None:
+    """Ctrl-C goes to the parent, which ends the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

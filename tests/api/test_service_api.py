@@ -1,0 +1,382 @@
+"""The service on a run published by the real scan of real broker fixtures, through the real
+server (uvicorn on loopback): content, not only status codes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from offsets_auditor.coordinator import coordinator_partition, java_string_hash
+from tests.support.service import SECOND_CLUSTER, LiveServer, Published
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def _log_dir(name: str, published: Published) -> str:
+    (found,) = [str(d) for d in published.log_dirs if name in str(d)]
+    return found
+
+
+def test_usercenter_with_4_partitions_is_coordinated_by_partition_0(
+    live_server: LiveServer, published_run: Published
+) -> None:
+    assert coordinator_partition("usercenter", 4) == 0
+    a = live_server.json("/groups/usercenter/coordinator-partition?cluster=")
+    assert (a["group"], a["partition"], a["partitions"]) == ("usercenter", 0, 4)
+    assert a["in_run"] is True
+    assert "partition dirs" in a["partitions_basis"] and "4 partitions" in a["partitions_basis"]
+    # the four log dirs without a cluster.id all hold __consumer_offsets-0
+    assert sorted(b["log_dir"] for b in a["brokers"]) == sorted(
+        str(d) for d in published_run.log_dirs[:4]
+    )
+    died = next(h for h in a["health"] if "cleaner-died" in h["log_dir"])
+    assert died["size_bytes"] == 222428 and died["verdict"] == "nothing-to-clean"
+
+
+def test_a_run_of_two_clusters_answers_per_cluster(live_server: LiveServer) -> None:
+    a = live_server.json("/groups/usercenter/coordinator-partition")
+    assert a["partition"] is None  # two clusters: see clusters
+    by_cluster = {c["cluster_id"]: c for c in a["clusters"]}
+    assert set(by_cluster) == {"", SECOND_CLUSTER}
+    b = by_cluster[SECOND_CLUSTER]
+    assert (b["partition"], b["partitions"]) == (0, 4)
+    assert [x["broker_id"] for x in b["brokers"]] == [1]
+    only_b = live_server.json(f"/groups/usercenter/coordinator-partition?cluster={SECOND_CLUSTER}")
+    assert only_b["partition"] == 0 and only_b["brokers"][0]["cluster_id"] == SECOND_CLUSTER
+    code, _, body = live_server.get("/groups/usercenter/coordinator-partition?cluster=nope")
+    assert code == 404 and b"cluster 'nope' is not in run" in body
+
+
+def test_hashcode_min_value_maps_to_partition_0(live_server: LiveServer) -> None:
+    # "polygenelubricants".hashCode() == Integer.MIN_VALUE; Utils.abs maps it to 0, not to
+    # MIN_VALUE % n (which Java would make negative)
+    assert java_string_hash("polygenelubricants") == -(2**31)
+    a = live_server.json("/groups/polygenelubricants/coordinator-partition")
+    assert a["java_hash_code"] == -(2**31)
+    assert [c["partition"] for c in a["clusters"]] == [0, 0]
+    assert a["in_run"] is False  # absent from the data, answered all the same
+
+
+@pytest.mark.parametrize(
+    "group",
+    [
+        "a/b",
+        "/",
+        "100%",
+        "%2F",
+        "with space",
+        "tab\tand?query#frag",
+        "grp-\U0001f600-non-bmp",
+        "\u00e9t\u00e9",
+        "coordinator-partition",
+        "..",
+        ".",
+    ],
+)
+def test_any_group_id_percent_encoded(live_server: LiveServer, group: str) -> None:
+    expected = coordinator_partition(group, 4)
+    by_path = live_server.json(f"/groups/{quote(group, safe='')}/coordinator-partition?cluster=")
+    by_query = live_server.json(
+        f"/group/coordinator-partition?cluster=&group={quote(group, safe='')}"
+    )
+    assert by_path["group"] == by_query["group"] == group
+    assert by_path["partition"] == by_query["partition"] == expected
+    assert by_path["java_hash_code"] == java_string_hash(group)
+
+
+def test_the_empty_group_id_in_the_query_form(live_server: LiveServer) -> None:
+    a = live_server.json("/group/coordinator-partition?group=&cluster=")
+    assert (a["group"], a["java_hash_code"], a["partition"]) == ("", 0, 0)
+
+
+def test_group_offsets_and_reset_plan(live_server: LiveServer) -> None:
+    g = live_server.json("/groups/g3")
+    (copy,) = [c for c in g["copies"] if "cleaner-died" in c["log_dir"]]
+    offsets = {(o["topic"], o["partition"]): o["offset"] for o in copy["offsets"]}
+    assert offsets[("payments", 0)] == 2998
+    assert copy["coordinator_partition"] == coordinator_partition("g3", 4)
+    code, headers, body = live_server.get("/groups/g3/reset-offsets.csv")
+    assert code == 200 and headers["content-type"].startswith("text/csv")
+    source = headers["x-offsets-auditor-source"]
+    (chosen,) = [c for c in g["copies"] if c["log_dir"] == source]
+    expected = sorted(
+        (o["topic"], o["partition"], o["offset"]) for o in chosen["offsets"] if not o["pending"]
+    )
+    lines = body.decode().splitlines()
+    assert lines == [f"{t},{p},{o}" for t, p, o in expected]
+    assert all(re.fullmatch(r"[a-zA-Z0-9._-]+,\d+,-?\d+", line) for line in lines)
+    assert body.endswith(b"\n") and b"\n\n" not in body
+    code, _, body = live_server.get("/groups/no-such-group-here")
+    assert code == 404 and b"no offsets or metadata of group" in body
+
+
+def test_cleaner_died_partition_2_is_thread_death_3_blocked(
+    live_server: LiveServer, published_run: Published
+) -> None:
+    died = _log_dir("cleaner-died", published_run)
+    p2 = live_server.json("/partitions/2")
+    (replica,) = [r for r in p2["replicas"] if r["log_dir"] == died]
+    assert replica["outcome"] == "thread-death"
+    assert "61680 messages in segment __consumer_offsets-2" in replica["reason"]
+    assert replica["offset_map_headroom_ratio"] == pytest.approx(1 - 61680 / 39321)
+    assert any(f["kind"] == "cleaner-thread-death" for f in replica["findings"])
+    p3 = live_server.json("/partitions/3")
+    (replica,) = [r for r in p3["replicas"] if r["log_dir"] == died]
+    assert replica["outcome"] == "blocked"
+
+
+def _alerts(live_server: LiveServer, name: str) -> list[dict]:
+    return [a for a in live_server.json("/alerts") if a["labels"]["alertname"] == name]
+
+
+def test_alerts(live_server: LiveServer, published_run: Published) -> None:
+    died = _log_dir("cleaner-died", published_run)
+    (death,) = _alerts(live_server, "OffsetsCleanerThreadDeath")
+    assert death["labels"] == {
+        "alertname": "OffsetsCleanerThreadDeath",
+        "severity": "critical",
+        "cluster_id": "",
+        "broker_id": "0",
+        "log_dir": died,
+        "partition": "2",
+        "outcome": "thread-death",
+    }
+    runbook = death["annotations"]["runbook_url"]
+    assert runbook == f"{live_server.url}/runbooks/OffsetsCleanerThreadDeath.md"
+    code, _, body = live_server.get("/runbooks/OffsetsCleanerThreadDeath.md")
+    assert code == 200 and body.startswith(b"# OffsetsCleanerThreadDeath (critical)")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", death["startsAt"])
+    (blocked,) = _alerts(live_server, "OffsetsPartitionBlocked")
+    assert (blocked["labels"]["partition"], blocked["labels"]["log_dir"]) == ("3", died)
+    # a multi-pass verdict fires once it held for an hour: this run is the first
+    assert _alerts(live_server, "OffsetsCleanerMultiPass") == []
+    (hanging,) = _alerts(live_server, "OffsetsHangingTransaction")
+    assert hanging["labels"]["partition"] == "2" and "transactions" in hanging["labels"]["log_dir"]
+    corrupt = _alerts(live_server, "OffsetsCorruptIndexes")
+    assert [a["labels"]["log_dir"] for a in corrupt] == [_log_dir("unclean", published_run)]
+    unclean = _alerts(live_server, "OffsetsUncleanShutdown")
+    assert [a["labels"]["log_dir"] for a in unclean] == [_log_dir("unclean", published_run)]
+    # one run: nothing to compare across runs; fresh, readable, small partitions
+    for quiet in (
+        "OffsetsCleanerStuck",
+        "OffsetsScanStale",
+        "OffsetsScanFailing",
+        "OffsetsNoScanYet",
+        "OffsetsResultsUnreadable",
+        "OffsetsPartitionNeverCompacted",
+        "OffsetsCoordinatorLoadSlow",
+    ):
+        assert _alerts(live_server, quiet) == []
+
+
+def test_thresholds_are_settings(published_run: Published) -> None:
+    with LiveServer(
+        published_run.results,
+        never_compacted_threshold_bytes=5_000_000,
+        coordinator_load_threshold_seconds=0.1,
+        scan_interval_seconds=0.001,
+    ) as server:
+        names = [a["labels"]["alertname"] for a in server.json("/alerts")]
+        never = [
+            a["labels"]["partition"] for a in _alerts(server, "OffsetsPartitionNeverCompacted")
+        ]
+    assert "OffsetsScanStale" in names
+    # never compacted, and LoadSlow, only once they held for their `for`: not on a first run
+    assert never == [] and "OffsetsCoordinatorLoadSlow" not in names
+
+
+def _metrics(live_server: LiveServer) -> dict[str, dict[tuple, float]]:
+    code, headers, body = live_server.get("/metrics")
+    assert code == 200 and headers["content-type"].startswith("text/plain; version=0.0.4")
+    out: dict[str, dict[tuple, float]] = {}
+    for family in text_string_to_metric_families(body.decode()):
+        for s in family.samples:
+            out.setdefault(s.name, {})[tuple(sorted(s.labels.items()))] = s.value
+    return out
+
+
+def _key(row: dict, **extra: str) -> tuple:
+    labels = {
+        "cluster_id": row["cluster_id"] or "",
+        "broker_id": str(row["broker_id"]),
+        "log_dir": row["log_dir"],
+        **extra,
+    }
+    if "partition" in row and isinstance(row["partition"], int):
+        labels["partition"] = str(row["partition"])
+    return tuple(sorted(labels.items()))
+
+
+def test_metrics_carry_the_runs_numbers(live_server: LiveServer, published_run: Published) -> None:
+    import pyarrow.parquet as pq
+
+    m = _metrics(live_server)
+    partitions = pq.read_table(published_run.run_dir / "partitions.parquet").to_pylist()
+    brokers = pq.read_table(published_run.run_dir / "brokers.parquet").to_pylist()
+    assert len(m["offsets_auditor_partition_log_size_bytes"]) == len(partitions) == 20
+    for p in partitions:
+        k = _key(p)
+        assert m["offsets_auditor_partition_log_size_bytes"][k] == p["size_bytes"]
+        assert m["offsets_auditor_partition_segments"][k] == p["segment_count"]
+        assert m["offsets_auditor_partition_dirty_bytes"][k] == p["cleanable_bytes"]
+        assert m["offsets_auditor_partition_reclaimable_bytes"][k] == p["reclaimable_bytes"]
+        assert m["offsets_auditor_partition_cleaner_passes"][k] == p["passes"]
+        assert m["offsets_auditor_partition_never_compacted"][k] == float(p["never_compacted"])
+        assert m["offsets_auditor_partition_coordinator_load_seconds"][k] == pytest.approx(
+            p["load_estimate_seconds"]
+        )
+        checkpoint = m["offsets_auditor_partition_cleaner_checkpoint_offset"].get(k)
+        assert checkpoint == p["cleaner_checkpoint"]  # absent when there is none
+        verdicts = {
+            dict(labels)["outcome"]: v
+            for labels, v in m["offsets_auditor_partition_cleaner_verdict"].items()
+            if tuple(x for x in labels if x[0] != "outcome") == k
+        }
+        assert len(verdicts) == 6 and sum(verdicts.values()) == 1
+        assert verdicts[p["outcome"]] == 1
+    for b in brokers:
+        k = _key(b)
+        assert m["offsets_auditor_broker_corrupt_index_files"][k] == b["corrupt_index_files"]
+        assert m["offsets_auditor_broker_cleaner_threads"][k] == b["cleaner_threads"]
+        assert m["offsets_auditor_broker_clean_shutdown"][k] == float(b["clean_shutdown"])
+    died = next(p for p in partitions if p["partition"] == 2 and "cleaner-died" in p["log_dir"])
+    assert m["offsets_auditor_partition_cleaner_verdict"][_key(died, outcome="thread-death")] == 1
+    assert m["offsets_auditor_partition_cleaner_verdict"][_key(died, outcome="blocked")] == 0
+    assert m["offsets_auditor_results_loaded"][()] == 1
+    assert m["offsets_auditor_results_load_errors_total"][()] == 0
+    assert m["offsets_auditor_results_last_load_error"][()] == 0
+    (info,) = m["offsets_auditor_publisher_run_info"]
+    assert dict(info) == {"run_id": published_run.run_id, "publisher": ""}
+    assert m["offsets_auditor_scan_failures"] == {(("publisher", ""),): 0}
+    findings = sum(m["offsets_auditor_findings"].values())
+    assert findings == pq.read_table(published_run.run_dir / "findings.parquet").num_rows
+
+
+def test_metric_names_are_the_contract(live_server: LiveServer) -> None:
+    """Every metric of docs/metrics.md is exposed, and nothing else."""
+    doc = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `(offsets_auditor_[a-z_]+)` \|", doc, re.M))
+    assert len(documented) == 32
+    exposed = set(_metrics(live_server))
+    # absent until a scan has failed (no timestamp to give)
+    assert exposed == documented - {
+        "offsets_auditor_scan_last_failure_timestamp_seconds",
+        "offsets_auditor_results_unreadable_run",
+    }
+    assert not any("group" in k for series in _metrics(live_server).values() for k in series)
+
+
+def test_promtool_check_metrics_reports_nothing(
+    live_server: LiveServer, prometheus_bin: Path
+) -> None:
+    _, _, body = live_server.get("/metrics")
+    done = subprocess.run(
+        [str(prometheus_bin / "promtool"), "check", "metrics"],
+        input=body,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "reason"),
+    [
+        ("/partitions/99", 404, "__consumer_offsets-99 is in no log dir"),
+        ("/partitions/-1", 422, "greater than or equal to 0"),
+        ("/partitions/abc", 422, "valid integer"),
+        ("/partitions?limit=0", 422, "limit"),
+        ("/partitions?limit=100000", 422, "limit"),
+        ("/findings?offset=-5", 422, "offset"),
+        ("/segments?limit=ten", 422, "limit"),
+        ("/groups/%FF%FE/coordinator-partition", 400, "not UTF-8"),
+        ("/groups/" + "x" * 32768 + "/coordinator-partition", 400, "at most 32767 bytes"),
+        ("/group/coordinator-partition?group=" + "%C3%A9" * 16400, 400, "at most 32767 bytes"),
+        ("/group/coordinator-partition", 422, "group"),
+        ("/group/coordinator-partition?group=a&partitions=0", 422, "partitions"),
+        ("/groups/usercenter/coordinator-partition?cluster=x", 404, "not in run"),
+        ("/nothing-here", 404, "Not Found"),
+    ],
+)
+def test_bad_input_is_a_clear_4xx(
+    live_server: LiveServer, path: str, status: int, reason: str
+) -> None:
+    code, _, body = live_server.get(path)
+    assert code == status, body[:300]
+    assert reason in body.decode(), body[:300]
+    assert live_server.json("/healthz") == {"status": "ok"}
+
+
+def test_paging(live_server: LiveServer) -> None:
+    everything = live_server.json("/findings?limit=1000")
+    assert everything["total"] == len(everything["items"]) > 10
+    page = live_server.json("/findings?limit=3&offset=2")
+    assert (page["total"], page["offset"], page["limit"]) == (everything["total"], 2, 3)
+    assert page["items"] == everything["items"][2:5]
+    assert everything["items"][0]["severity"] == "critical"  # critical first
+    parts = live_server.json("/partitions?limit=1000")["items"]
+    flags = [p["never_compacted"] for p in parts]
+    assert flags == sorted(flags, reverse=True)  # never compacted first
+    segments = live_server.json("/segments?partition=2&limit=1000")
+    assert segments["total"] == sum(1 for s in segments["items"] if s["partition"] == 2) > 0
+    indexes = live_server.json("/indexes?verdict=ok&limit=1")
+    assert indexes["total"] > 0 and indexes["items"][0]["verdict"] == "ok"
+    groups = live_server.json("/groups?prefix=grp-0000&limit=5")
+    assert groups["items"] == [f"grp-0000{i}" for i in range(5)] or groups["items"][0].startswith(
+        "grp-0000"
+    )
+    assert groups["total"] >= len(groups["items"])
+
+
+def test_brokers_runs_and_probes(live_server: LiveServer, published_run: Published) -> None:
+    brokers = live_server.json("/brokers")
+    died = next(b for b in brokers if "cleaner-died" in b["log_dir"])
+    assert died["recommended_dedupe_buffer_size"] == 1644816
+    assert "68,534 slots x 24 B" in died["recommendation_arithmetic"]
+    assert [b["broker_id"] for b in live_server.json(f"/brokers?cluster={SECOND_CLUSTER}")] == [1]
+    runs = live_server.json("/runs")
+    (run,) = runs["items"]
+    assert (run["run_id"], run["readable"], run["served"]) == (published_run.run_id, True, True)
+    assert run["counts"]["log_dirs"] == 5 and run["outcomes"]["thread-death"] == 1
+    ready = live_server.json("/readyz")
+    assert ready["ready"] and ready["run_id"] == published_run.run_id
+    assert ready["run_ids"] == {"": published_run.run_id}
+    assert ready["message"] == f"serving -: {published_run.run_id}"
+    spec = live_server.json("/openapi.json")
+    for path in (
+        "/groups/{group_id}/coordinator-partition",
+        "/group/coordinator-partition",
+        "/groups/{group_id}/reset-offsets.csv",
+        "/partitions/{n}",
+        "/alerts",
+        "/runs",
+    ):
+        assert path in spec["paths"]
+    props = spec["components"]["schemas"]["CoordinatorAnswer"]["properties"]
+    assert {"group", "partition", "partitions", "brokers", "health"} <= set(props)
+
+
+def test_status_page(live_server: LiveServer) -> None:
+    code, headers, body = live_server.get("/?group=usercenter")
+    page = body.decode()
+    assert code == 200 and headers["content-type"].startswith("text/html")
+    # nothing from elsewhere: no script, no external stylesheet, image or font
+    assert "<script" not in page and not re.search(r"(src|href)=\"(https?:)?//", page)
+    rows = re.findall(r'<tr class="partition"><td>(__consumer_offsets-\d+)</td>.*?</tr>', page)
+    assert len(rows) == 20
+    body_rows = re.findall(r'<tr class="partition">.*?</tr>', page)
+    never = ['<span class="never">never</span>' in r for r in body_rows]
+    assert never == sorted(never, reverse=True)  # never compacted first
+    assert page.count('<svg class="map-chart"') >= 16
+    assert "61,680 of 39,321 entries (156.9%)" in page
+    assert "log.cleaner.dedupe.buffer.size=1644816" in page
+    assert "ceil(61,680 / 0.9) = 68,534" in page
+    assert "OffsetsCleanerThreadDeath" in page and "OffsetsPartitionBlocked" in page
+    assert re.search(r'class="coordinator">__consumer_offsets-0</strong> of 4', page)

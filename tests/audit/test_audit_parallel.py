@@ -1,0 +1,128 @@
+"""``audit --jobs N``: the same report as one process on every real broker's log dir, a segment
+replaced after it was listed read through the snapshot instead, and the scratch files gone."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from offsets_auditor.audit import parallel as audit_parallel
+from offsets_auditor.audit.parallel import _read_segment, audit_log_dir_on
+from offsets_auditor.audit.plan import AuditSettings, plan_audit
+from offsets_auditor.audit.report import report_json
+from offsets_auditor.audit.stages import log_dir_work
+from offsets_auditor.logdir.model import offsets_partitions, open_partition
+from offsets_auditor.reader.reading import DEFAULT_READ
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs"))
+NOW_MS = 1_790_000_000_000
+
+
+def report(log_dir: Path, jobs: int) -> dict[str, Any]:
+    plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
+    audit = audit_log_dir_on(log_dir, plan, DEFAULT_READ, jobs)
+    return json.loads(json.dumps(report_json([audit], emulated=plan.emulated_versions)))
+
+
+@pytest.mark.parametrize(
+    "log_dir", LOG_DIRS, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}"
+)
+def test_jobs_give_the_report_of_one_process(
+    log_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = report(log_dir, 1)
+    assert one["partitions"], "a log dir with offsets partitions"
+    assert report(log_dir, 3) == one
+    # every partition's configs emulated in forked processes, however small
+    monkeypatch.setattr(audit_parallel, "_PARALLEL_EMULATION_RECORDS", 0)
+    assert report(log_dir, 2) == one
+
+
+def test_several_configs_are_emulated_in_forked_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    log_dir = FIXTURES / "kafka-0.9.0.1/cleaner-died/kafka-logs"
+    plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
+    assert len(plan.configs) > 1, "a version range whose cleaners differ"
+    forked: list[int] = []
+    original = audit_parallel._forked_map
+
+    def counting(function: Any, items: Any, jobs: int) -> Any:
+        forked.append(len(items))
+        return original(function, items, jobs)
+
+    monkeypatch.setattr(audit_parallel, "_PARALLEL_EMULATION_RECORDS", 0)
+    monkeypatch.setattr(audit_parallel, "_forked_map", counting)
+    assert report(log_dir, 2) == report(log_dir, 1)
+    assert forked and all(n == len(plan.configs) for n in forked)
+
+
+def test_a_segment_replaced_after_listing_is_read_through_the_snapshot(tmp_path: Path) -> None:
+    source = FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs"
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(source, log_dir)
+    plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
+    expected = report(log_dir, 1)
+    work = log_dir_work(log_dir, plan)
+    listed = max(offsets_partitions(work.model), key=lambda p: len(p.segments))
+    with open_partition(work.model, listed, plan.config.kafka_version) as snapshot:
+        partition = snapshot.partition
+        segment = partition.segments[0]
+        path = partition.path / segment.log.name
+        # the cleaner swaps in a new file under the same name: another inode
+        data = path.read_bytes()
+        path.unlink()
+        path.write_bytes(data[: len(data) // 2])
+        one = replace(partition, segments=(segment,))
+        assert _read_segment(one, work.groups_plan, DEFAULT_READ, tmp_path / "spill") is None
+        path.unlink()
+        path.write_bytes(data)  # the snapshot still reads the listed file
+
+    class Replacing:
+        """Replaces every listed segment's file with half of it once its partition's snapshot
+        is open: the audit still reads what was listed."""
+
+        def __init__(self) -> None:
+            self.original = audit_parallel.open_partition
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            context = self.original(*args, **kwargs)
+            snapshot = context.__enter__()
+            for s in snapshot.partition.segments:
+                file = snapshot.partition.path / s.log.name
+                data = file.read_bytes()
+                file.unlink()
+                file.write_bytes(data[: len(data) // 2])  # another file: not the one listed
+            return _Entered(context, snapshot)
+
+    original = audit_parallel.open_partition
+    audit_parallel.open_partition = Replacing()  # type: ignore[assignment]
+    try:
+        assert report(log_dir, 2) == expected
+    finally:
+        audit_parallel.open_partition = original
+
+
+class _Entered:
+    def __init__(self, context: Any, value: Any) -> None:
+        self.context, self.value = context, value
+
+    def __enter__(self) -> Any:
+        return self.value
+
+    def __exit__(self, *exc: object) -> Any:
+        return self.context.__exit__(*exc)
+
+
+def test_scratch_files_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    report(FIXTURES / "kafka-0.9.0.1/cleaner-died/kafka-logs", 2)
+    assert os.listdir(tmp_path) == []

@@ -1,0 +1,155 @@
+"""The C extension's primitives: MD5 (scalar and SIMD lanes) and CRCs against the standard
+implementations, the interning tables, and a clean build with the compiler's warnings on."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sysconfig
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from crc32c import crc32c
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from offsets_auditor import _native
+
+SOURCE = Path(__file__).parent.parent.parent / "offsets_auditor" / "_native.c"
+WIDTHS = [w for w in (1, 8, 16) if w <= _native.max_simd_width()]
+
+
+@pytest.mark.parametrize("length", [0, 1, 3, 54, 55, 56, 57, 63, 64, 65, 119, 120, 128, 1000])
+def test_md5_block_boundaries(length: int) -> None:
+    data = bytes(range(256)) * 4
+    assert _native.md5(data[:length]) == hashlib.md5(data[:length]).digest()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=140), max_size=40), st.sampled_from(WIDTHS))
+def test_md5_in_lanes_is_hashlib(keys: list[bytes], width: int) -> None:
+    assert _native.md5_many(keys, width) == [hashlib.md5(k).digest() for k in keys]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=600))
+def test_crcs_are_zlibs_and_crc32c(data: bytes) -> None:
+    assert _native.crc(data, False) == zlib.crc32(data)
+    assert _native.crc(data, True) == crc32c(data)
+
+
+def test_string_table_interns_in_first_seen_order() -> None:
+    table = _native.StringTable()
+    assert [table.intern(s) for s in (b"a", b"b", b"a", b"", b"\xff")] == [0, 1, 0, 2, 3]
+    assert len(table) == 4 and table[1] == b"b" and table[3] == b"\xff"
+    many = [str(i).encode() for i in range(5000)]
+    assert [table.intern(s) for s in many] == [table.intern(s) for s in many]
+    assert len(table) == 4 + 5000
+    with pytest.raises(IndexError):
+        table[len(table)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.binary(min_size=16, max_size=16), max_size=300))
+def test_key_table_ids_are_first_seen_order(digests: list[bytes]) -> None:
+    table = _native.KeyTable()
+    ids = np.empty(len(digests), dtype=np.int32)
+    size = table.ids(b"".join(digests), ids)
+    expected: dict[bytes, int] = {}
+    assert ids.tolist() == [expected.setdefault(d, len(expected)) for d in digests]
+    assert size == len(expected) == len(table)
+    absent = np.empty(1, dtype=np.int32)
+    table.ids(b"\x01" * 16, absent, False)
+    assert absent[0] == (expected.get(b"\x01" * 16, -1))
+
+
+def test_key_table_packed_tuples_with_equal_halves() -> None:
+    """Keys whose first 8 bytes repeat (a group and topic with many partitions) stay fast:
+    the hash mixes all 16 bytes."""
+    packed = np.zeros((200_000, 4), dtype=np.int32)
+    packed[:, 2] = np.arange(200_000)
+    ids = np.empty(200_000, dtype=np.int32)
+    assert _native.KeyTable().ids(packed, ids) == 200_000
+    assert ids.tolist() == list(range(200_000))
+
+
+def _map_put_reference(
+    ids: list[int], offsets: list[int], present: list[bool], stored: list[int], size: int, cap: int
+) -> tuple[int, int, bool]:
+    """Kafka's ``buildOffsetMap`` put loop, one key at a time (the map's size checked before
+    each record)."""
+    last_new = False
+    for i, (key, offset) in enumerate(zip(ids, offsets, strict=True)):
+        if size >= cap:
+            return i, size, last_new
+        last_new = not present[key]
+        if last_new:
+            present[key] = True
+            size += 1
+        stored[key] = offset
+    return len(ids), size, last_new
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), max_size=200),
+    st.lists(st.booleans(), min_size=31, max_size=31),
+    st.integers(0, 40),
+)
+def test_map_put_is_the_put_loop(ids: list[int], held: list[bool], capacity: int) -> None:
+    offsets = [1000 + 7 * i for i in range(len(ids))]
+    present, stored = np.array(held), np.full(31, -1, dtype=np.int64)
+    size = int(present.sum())
+    want_present, want_stored = list(held), [-1] * 31
+    want = _map_put_reference(ids, offsets, want_present, want_stored, size, capacity)
+    got = _native.map_put(
+        np.array(ids, dtype=np.int32), np.array(offsets), present, stored, size, capacity
+    )
+    assert got == want
+    assert present.tolist() == want_present and stored.tolist() == want_stored
+    # without offsets: only the presence and the count
+    present = np.array(held)
+    assert _native.map_put(np.array(ids, dtype=np.int32), None, present, None, size, capacity) == (
+        want
+    )
+
+
+def test_map_put_refuses_ids_out_of_range() -> None:
+    present = np.zeros(4, dtype=np.bool_)
+    with pytest.raises(IndexError):
+        _native.map_put(np.array([1, 4], dtype=np.int32), None, present, None, 0, 10)
+    with pytest.raises(IndexError):
+        _native.map_put(np.array([-1], dtype=np.int32), None, present, None, 0, 10)
+    with pytest.raises(ValueError):
+        _native.map_put(np.array([1], dtype=np.int32), np.array([5]), present, None, 0, 10)
+
+
+def test_intern_all_is_first_seen_order() -> None:
+    ids: dict[str, int] = {}
+    names: list[str] = []
+    out = np.empty(5, dtype=np.int32)
+    assert _native.intern_all(["b", "a", "b", "", "\udcff"], ids, names, out) == 4
+    assert out.tolist() == [0, 1, 0, 2, 3] and names == ["b", "a", "", "\udcff"]
+    out = np.empty(2, dtype=np.int32)
+    assert _native.intern_all(("a", "c"), ids, names, out) == 5
+    assert out.tolist() == [1, 4] and ids == {n: i for i, n in enumerate(names)}
+    with pytest.raises(TypeError):
+        _native.intern_all([b"bytes"], ids, names, out)
+    with pytest.raises(ValueError):
+        _native.intern_all(["a", "b", "c"], ids, names, out)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
+def test_builds_without_warnings(tmp_path: Path) -> None:
+    include = sysconfig.get_paths()["include"]
+    result = subprocess.run(
+        ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", f"-I{include}",
+         str(SOURCE), "-o", str(tmp_path / "native.so")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,344 @@
+"""The Spark scan on the real brokers' log dirs: the same verdicts as ``audit``, published whole,
+reused where nothing changed, retried where the cleaner swapped a segment under it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from offsets_auditor import published
+from offsets_auditor.audit.plan import AuditSettings, plan_audit
+from offsets_auditor.audit.report import report_json
+from offsets_auditor.audit.stages import audit_log_dir
+from offsets_auditor.logdir.meta_properties import parse_java_properties
+from spark_jobs import publish
+from spark_jobs.job import ScanOptions, ScanResult, republish_unchanged, run_scan, start
+
+pytestmark = pytest.mark.slow
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+#: the project's fixtures, and the shared ones next to the checkout when present
+SHARED = Path(__file__).resolve().parent.parents[2] / "shared/fixtures"
+LOG_DIRS = sorted(FIXTURES.glob("kafka-*/*/kafka-logs")) + sorted(
+    SHARED.glob("kafka-*/*/kafka-logs")
+)
+NOW_MS = 1_790_000_000_000
+#: findings only a scan of several log dirs makes
+ACROSS_LOG_DIRS = {"duplicate-broker-id", "replica-divergence"}
+
+
+@pytest.fixture(scope="module")
+def everything(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> ScanResult:
+    """Every fixture log dir in one scan, each detected on its own."""
+    out = tmp_path_factory.mktemp("results")
+    return run_scan(spark, ScanOptions(log_dirs=tuple(LOG_DIRS), out=out, now_ms=NOW_MS))
+
+
+def audit_report(log_dir: Path, properties: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    plan = plan_audit([log_dir], AuditSettings(properties=properties), NOW_MS)
+    audit = audit_log_dir(log_dir, plan)
+    detection = plan.detection
+    from dataclasses import replace
+
+    audit = replace(audit, findings=(*detection.findings(), *audit.findings))
+    return report_json([audit], detection=detection, emulated=plan.emulated_versions)
+
+
+def without_across(report: dict[str, Any]) -> dict[str, Any]:
+    """A report less what only a scan of several log dirs adds, and less its groups (the scan
+    publishes them as the groups table only)."""
+    report = json.loads(json.dumps(report))
+    report["findings"] = [f for f in report["findings"] if f["kind"] not in ACROSS_LOG_DIRS]
+    del report["exit_status"]
+    report.pop("groups", None)
+    return report
+
+
+def expected_rows(table: str, index: int, report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows ``report`` (audit's JSON) gives ``table``: the groups flattened here, one row
+    per group and committed (or pending) topic-partition, one with no topic for a group
+    without offsets."""
+    if table != "groups":
+        return list(published.ROWS[table](index, report))
+    (broker,) = report["brokers"]
+    where = {
+        "input": index,
+        "log_dir": broker["log_dir"],
+        "broker_id": broker["broker_id"],
+        "cluster_id": broker.get("cluster_id"),
+    }
+    rows = []
+    for g in report["groups"]:
+        head = {**where, **g, "members": len(g["members"])}
+        offsets = [(o, False) for o in g["offsets"]]
+        offsets += [(o, True) for o in g["pending_transactional_offsets"]]
+        for offset, pending in offsets or [({}, None)]:
+            rows.append({**head, "topic": None, "partition": None, **offset, "pending": pending})
+    return rows
+
+
+@pytest.mark.parametrize(
+    "index", range(len(LOG_DIRS)), ids=["/".join(d.parts[-4:-1]) for d in LOG_DIRS]
+)
+def test_each_log_dir_reads_as_audit_reads_it(everything: ScanResult, index: int) -> None:
+    """The scan's report of each log dir is audit's, and so are its published rows."""
+    scanned = everything.reports[index]
+    assert scanned["brokers"][0]["log_dir"] == str(LOG_DIRS[index])
+    expected = audit_report(LOG_DIRS[index])
+    assert without_across(scanned) == without_across(expected)
+    for table in ("partitions", "groups", "indexes", "findings"):
+        rows = [
+            r
+            for r in pq.read_table(everything.run_dir / f"{table}.parquet").to_pylist()
+            if r["input"] == index and r.get("kind") not in ACROSS_LOG_DIRS
+        ]
+        columns = [c for c, _ in published.TABLES[table] if not c.startswith("unknown_record")]
+        wanted = [
+            {c: _parquet(r.get(c)) for c in columns}
+            for r in expected_rows(table, index, expected)
+            if r.get("kind") not in ACROSS_LOG_DIRS
+        ]
+        assert [{c: r[c] for c in columns} for r in rows] == wanted, table
+
+
+def _parquet(value: Any) -> Any:
+    """A value as it reads back from Parquet (surrogate-escaped names come back escaped)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
+def test_the_run_is_published_whole(everything: ScanResult) -> None:
+    run = everything.run_dir
+    assert publish.read_latest(run.parent.parent) == everything.run_id
+    manifest = json.loads((run / published.MANIFEST).read_text())
+    assert manifest["schema_version"] == published.SCHEMA_VERSION
+    assert [i["log_dir"] for i in manifest["inputs"]] == [str(d) for d in LOG_DIRS]
+    versions = {
+        Path(i["log_dir"]).parts[-3]: i["kafka_version"]["range"] for i in manifest["inputs"]
+    }
+    assert versions["kafka-0.9.0.1"][0] == "0.9.0.0"
+    assert versions["kafka-2.3.0"][0] >= "2.0.0"
+    tables = {name: pq.read_table(run / f"{name}.parquet") for name in published.TABLES}
+    for name, table in tables.items():
+        assert table.column_names == [c for c, _ in published.TABLES[name]], name
+    partitions = tables["partitions"].to_pylist()
+    reports = everything.reports
+    assert len(partitions) == sum(len(r["partitions"]) for r in reports)
+    assert manifest["counts"]["partitions"] == len(partitions)
+    segments = tables["segments"].to_pylist()
+    assert manifest["counts"]["segments"] == len(segments)
+    assert sum(s["size_bytes"] for s in segments) == sum(p["size_bytes"] for p in partitions)
+    groups = tables["groups"].to_pylist()
+    assert manifest["counts"]["groups"] == len({(g["input"], g["group"]) for g in groups})
+    assert sum(b["groups"] for b in tables["brokers"].to_pylist()) == manifest["counts"]["groups"]
+    assert not (run.parent.parent / published.STAGING / everything.run_id).exists()
+
+
+def test_the_cleaner_died_broker(spark: Any, tmp_path: Path) -> None:
+    """The production failure: the published rows carry Kafka 0.9.0.1's own message, the
+    blocked partition behind it, and the buffer that fixes it."""
+    log_dir = FIXTURES / "kafka-0.9.0.1/cleaner-died/kafka-logs"
+    config = (log_dir.parent / "broker-server.properties").read_text()
+    properties = tuple(parse_java_properties(config))
+    result = run_scan(
+        spark,
+        ScanOptions(log_dirs=(log_dir,), out=tmp_path, properties=properties, now_ms=NOW_MS),
+    )
+    assert without_across(result.reports[0]) == without_across(audit_report(log_dir, properties))
+    rows = {
+        r["partition"]: r for r in pq.read_table(result.run_dir / "partitions.parquet").to_pylist()
+    }
+    assert rows[2]["outcome"] == "thread-death"
+    assert rows[2]["message"] == (
+        "requirement failed: 61680 messages in segment"
+        " __consumer_offsets-2/00000000000000000000.log but offset map can fit only 39321."
+        " You can increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads"
+    )
+    assert rows[2]["needed_entries"] == 61680 and rows[2]["capacity"] == 39321
+    assert rows[3]["outcome"] == "blocked" and rows[3]["never_compacted"]
+    (broker,) = pq.read_table(result.run_dir / "brokers.parquet").to_pylist()
+    assert broker["recommended_dedupe_buffer_size"] == 1_644_816
+    assert broker["kafka_version"] == "0.9.0.1" and not broker["kafka_version_given"]
+    findings = pq.read_table(result.run_dir / "findings.parquet").to_pylist()
+    assert {"cleaner-thread-death", "cleaner-blocked"} <= {f["kind"] for f in findings}
+    assert result.manifest["exit_status"] == 2
+
+
+def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None:
+    """Segments whose fingerprint did not change are reused (a no-change rescan reads
+    nothing); a segment the cleaner replaced, or an active segment the broker appended to, is
+    read again; the verdicts do not change."""
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs", log_dir)
+    out = tmp_path / "results"
+    first = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    segments = pq.read_table(first.run_dir / "segments.parquet").to_pylist()
+    rolled = [s for s in segments if not s["active"]]
+    assert rolled and first.manifest["reuse"]["segments_reused"] == 0
+
+    second = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    assert second.manifest["reuse"]["segments_reused"] == len(segments)
+    assert second.manifest["reuse"]["segments_read"] == 0
+    assert without_across(second.reports[0]) == without_across(first.reports[0])
+
+    # the cleaner swaps in a new file under the same name (written now: another mtime), read
+    # again; the same bytes give the same verdicts
+    victim = next(s for s in rolled if s["size_bytes"] > 0)
+    path = log_dir / f"__consumer_offsets-{victim['partition']}" / victim["file"]
+    shutil.copyfile(path, path.with_suffix(".cleaned"))
+    later = path.stat().st_mtime + 5
+    os.utime(path.with_suffix(".cleaned"), (later, later))
+    os.replace(path.with_suffix(".cleaned"), path)
+    third = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    reread = [
+        s for s in pq.read_table(third.run_dir / "segments.parquet").to_pylist() if not s["reused"]
+    ]
+    assert third.manifest["reuse"]["segments_reused"] == len(segments) - 1
+    assert {(s["partition"], s["file"]) for s in reread} == {(victim["partition"], victim["file"])}
+
+    # the broker appends to an active segment: it is read again, as listed
+    active = next(s for s in segments if s["active"] and s["size_bytes"] > 0)
+    path = log_dir / f"__consumer_offsets-{active['partition']}" / active["file"]
+    os.utime(path, (path.stat().st_mtime + 5,) * 2)
+    fourth = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    assert fourth.manifest["reuse"]["segments_read"] == 1
+    assert without_across(third.reports[0]) == without_across(first.reports[0])
+    assert len(publish.list_runs(out)) == 4
+
+
+def test_an_unchanged_rescan_publishes_the_latest_run_again(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing under the log dir changed and no outcome reads the clock: the next scan
+    republishes the latest run, without Spark, with the same tables and reports (every segment
+    reused); once a file changes, it scans again."""
+    from spark_jobs.cli import print_summary
+
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(FIXTURES / "kafka-0.9.0.1/cleaner-died/kafka-logs", log_dir)
+    out = tmp_path / "results"
+    options = ScanOptions(log_dirs=(log_dir,), out=out)  # the clock moves between the scans
+    first = run_scan(spark, options)
+    assert first.manifest["reuse"]["reads_clock"] is False
+    assert first.manifest["reuse"]["run_reused"] is None
+    print_summary(first, 1.0)
+    scanned = capsys.readouterr().out
+
+    second = republish_unchanged(options, start(options))
+    assert second is not None and second.run_id > first.run_id
+    assert publish.read_latest(out) == second.run_id
+    reuse = second.manifest["reuse"]
+    assert reuse["run_reused"] == first.run_id and reuse["segments_read"] == 0
+    assert reuse["segments_reused"] == first.manifest["counts"]["segments"] > 0
+    for name in published.TABLES:
+        before = pq.read_table(first.run_dir / f"{name}.parquet")
+        after = pq.read_table(second.run_dir / f"{name}.parquet")
+        if name == "segments":
+            assert after.column("reused").to_pylist() == [True] * before.num_rows
+            before, after = before.drop_columns("reused"), after.drop_columns("reused")
+        assert after.equals(before), name
+    assert second.reports == first.reports
+    print_summary(second, 1.0)
+    republished = capsys.readouterr().out
+    assert f"nothing changed since run {first.run_id}: published again" in republished
+    # the same summary, from the same tables (the first line counts reuse, the last names the run)
+    assert republished.splitlines()[2:-1] == scanned.splitlines()[1:-1]
+
+    # the broker rewrites a checkpoint file (same content, a new file): scanned again
+    checkpoint = log_dir / "recovery-point-offset-checkpoint"
+    shutil.copyfile(checkpoint, checkpoint.with_suffix(".tmp"))
+    os.replace(checkpoint.with_suffix(".tmp"), checkpoint)
+    assert republish_unchanged(options, start(options)) is None
+    third = run_scan(spark, options)
+    assert third.manifest["reuse"]["run_reused"] is None
+    assert third.manifest["reuse"]["segments_reused"] == reuse["segments_reused"]  # the cache
+
+
+def test_a_rescan_at_another_time_scans_again_when_an_outcome_reads_the_clock(
+    spark: Any, tmp_path: Path
+) -> None:
+    """An open transaction's age is reported (and a compaction lag would select by time): the
+    run is republished only for the same time of audit."""
+    log_dir = FIXTURES / "kafka-2.3.0/transactions/kafka-logs"
+    out = tmp_path / "results"
+    first = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS))
+    assert first.manifest["reuse"]["reads_clock"] is True
+    same = ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS)
+    assert republish_unchanged(same, start(same)) is not None
+    later = ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS + 3_600_000)
+    assert republish_unchanged(later, start(later)) is None
+    other = ScanOptions(log_dirs=(log_dir,), out=out, now_ms=NOW_MS, with_groups=False)
+    assert republish_unchanged(other, start(other)) is None  # other options, other results
+
+
+def test_keep_removes_older_runs_after_publishing(spark: Any, tmp_path: Path) -> None:
+    log_dir = FIXTURES / "kafka-2.3.0/small-gzip/kafka-logs"
+    ids = [
+        run_scan(
+            spark, ScanOptions(log_dirs=(log_dir,), out=tmp_path, keep=2, now_ms=NOW_MS)
+        ).run_id
+        for _ in range(3)
+    ]
+    assert sorted(publish.list_runs(tmp_path)) == sorted(ids[1:])
+    assert publish.read_latest(tmp_path) == ids[2]
+
+
+def test_a_segment_swapped_while_read_is_listed_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the listing and the executor's read, the cleaner replaces a segment (a new
+    inode under the same name): the executor refuses the file, the driver lists the partition
+    again, and the result is the audit of what is there, with a changed-while-read note."""
+    import spark_jobs.job as scan
+
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(FIXTURES / "kafka-2.3.0/transactions/kafka-logs", log_dir)
+    listed = scan.list_partition
+    swapped: list[str] = []
+
+    def list_then_swap(source: Any, partition: Any, code: str, read: Any) -> Any:
+        work = listed(source, partition, code, read)
+        if not swapped and len(work.tasks) > 1:
+            path = work.tasks[0].path
+            shutil.copy2(path, path.with_suffix(".swap"))
+            os.replace(path.with_suffix(".swap"), path)
+            swapped.append(work.partition.name)
+        return work
+
+    monkeypatch.setattr(scan, "list_partition", list_then_swap)
+    result = run_scan(spark, ScanOptions(log_dirs=(log_dir,), out=tmp_path / "out", now_ms=NOW_MS))
+    assert swapped
+    notes = [f for f in result.reports[0]["findings"] if f["kind"] == "changed-while-read"]
+    assert [n["partition"] for n in notes] == swapped
+    assert "2 times" in notes[0]["detail"]
+    monkeypatch.undo()
+    expected = without_across(audit_report(log_dir))
+    got = without_across(result.reports[0])
+    got["findings"] = [f for f in got["findings"] if f["kind"] != "changed-while-read"]
+    assert got == expected
+
+
+def test_the_same_broker_id_twice_stays_apart(everything: ScanResult) -> None:
+    """The fixtures are all broker 0: each log dir keeps its rows, and each is warned."""
+    duplicate = [
+        i
+        for i, r in enumerate(everything.reports)
+        if any(f["kind"] == "duplicate-broker-id" for f in r["findings"])
+    ]
+    by_cluster: dict[Any, int] = {}
+    for r in everything.reports:
+        key = r["brokers"][0]["cluster_id"]
+        by_cluster[key] = by_cluster.get(key, 0) + 1
+    expected = [
+        i for i, r in enumerate(everything.reports) if by_cluster[r["brokers"][0]["cluster_id"]] > 1
+    ]
+    assert duplicate == expected and duplicate
+    partitions = pq.read_table(everything.run_dir / "partitions.parquet").to_pylist()
+    assert {p["log_dir"] for p in partitions} == {str(d) for d in LOG_DIRS}
