@@ -318,13 +318,7 @@ def _check(
     if r.failure is not None:
         if predicted_failure is None:
             diffs.append("failure")
-            causes.append(
-                (
-                    Difference.OURS,
-                    f"pass {number}: the broker's cleaner failed ({r.failure})"
-                    " where the emulation cleans",
-                )
-            )
+            causes.append(_failure_where_we_clean(number, r.failure, capacity))
         elif not same_message(predicted_failure, r.failure):
             diffs.append("failure")
             causes.append(_failure_cause(number, r.failure, predicted_failure, capacity))
@@ -399,6 +393,28 @@ def _check(
                 )
             )
     return tuple(diffs), causes
+
+
+def _failure_where_we_clean(
+    number: int, real: str, capacity: int | None
+) -> tuple[Difference, str]:
+    """The broker's cleaner failed where the emulation cleans. Up to 0.10.0 the message names
+    the broker's map capacity (0.9.0.1 ``LogCleaner.buildOffsetMapForSegment``: "... but offset
+    map can fit only %d", ``maxDesiredMapSize = (map.slots * dupBufferLoadFactor).toInt``): one
+    other than the emulation's ``capacity`` is the config given, not the broker's."""
+    fit = re.search(r"offset map can fit only (\d+)", real)
+    if fit is not None and capacity is not None and int(fit[1]) != capacity:
+        return (
+            Difference.CONFIG_DRIFT,
+            f"pass {number}: the broker's offset map fits {int(fit[1]):,} entries, the config"
+            f" given {capacity:,}, so the emulation cleans where the broker failed ({real}):"
+            " give the broker's log.cleaner.dedupe.buffer.size, log.cleaner.threads and"
+            " log.cleaner.io.buffer.load.factor",
+        )
+    return (
+        Difference.OURS,
+        f"pass {number}: the broker's cleaner failed ({real}) where the emulation cleans",
+    )
 
 
 def _failure_cause(
