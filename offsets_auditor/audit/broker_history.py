@@ -275,7 +275,7 @@ def broker_history(
             if f.partition in marks  # the partitions of this log dir
         )
         findings.extend(prediction_findings(comparisons))
-        findings.extend(falling_behind_findings(keeping))
+        findings.extend(falling_behind_findings(keeping, run))
     sizes = [
         PartitionSize(e.partition.partition, e.scan.size_bytes, e.scan.records, len(e.scan.writers))
         for e in emulated

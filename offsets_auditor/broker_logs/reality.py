@@ -27,6 +27,7 @@ from offsets_auditor.broker_logs.history import (
     CleaningEnd,
     uncleanable_since,
 )
+from offsets_auditor.broker_logs.records import Place
 from offsets_auditor.cleaner.passes import CleanerFailure, PassResult
 from offsets_auditor.findings import Finding, Severity
 from offsets_auditor.versions import KafkaVersion
@@ -141,6 +142,8 @@ class RealPass:
     banner_end: int | None
     #: where the partition's next cleaning began (its checkpoint then), when it did
     next_start: int | None = None
+    #: the cleaning's "Beginning cleaning of log" line (its file and byte position)
+    place: Place | None = None
 
 
 def real_passes(
@@ -175,6 +178,7 @@ def real_passes(
                 failure=failure,
                 banner_end=banner_end,
                 next_start=following if c.end is CleaningEnd.COMPLETED else None,
+                place=c.place,
             )
         )
     return tuple(out)
@@ -395,9 +399,7 @@ def _check(
     return tuple(diffs), causes
 
 
-def _failure_where_we_clean(
-    number: int, real: str, capacity: int | None
-) -> tuple[Difference, str]:
+def _failure_where_we_clean(number: int, real: str, capacity: int | None) -> tuple[Difference, str]:
     """The broker's cleaner failed where the emulation cleans. Up to 0.10.0 the message names
     the broker's map capacity (0.9.0.1 ``LogCleaner.buildOffsetMapForSegment``: "... but offset
     map can fit only %d", ``maxDesiredMapSize = (map.slots * dupBufferLoadFactor).toInt``): one
@@ -459,21 +461,29 @@ def _shape(message: str) -> str:
 
 def prediction_findings(comparisons: Iterable[Comparison]) -> list[Finding]:
     """``prediction-differs``: each partition whose broker's passes the emulation does not
-    reproduce, with the named difference. A warning: the verdicts and recommendations rest on
-    a config or version that is not the broker's (or on a bug of ours) until it is settled;
+    reproduce, with the named difference, at the broker's cleaning where they first part (its
+    "Beginning cleaning" line). A warning: the verdicts and recommendations rest on a config or
+    version that is not the broker's (or on a bug of ours) until it is settled;
     ``log-changed`` only says that the broker cleaned another log than the one read (its
     active segment rolled in between, as it does on a running broker): info."""
-    return [
-        Finding(
-            kind="prediction-differs",
-            severity=Severity.INFO if c.cause is Difference.LOG_CHANGED else Severity.WARNING,
-            detail=f"the broker's cleaning of {c.partition} is not what the emulation predicts"
-            f" ({c.cause.value if c.cause else 'unknown'}): {c.detail}",
-            partition=c.partition,
+    found = []
+    for c in comparisons:
+        if c.agreement is not Agreement.DIFFERS:
+            continue
+        first = next((check for check in c.passes if check.differences), None)
+        place = first.real.place if first is not None else None
+        found.append(
+            Finding(
+                kind="prediction-differs",
+                severity=Severity.INFO if c.cause is Difference.LOG_CHANGED else Severity.WARNING,
+                detail=f"the broker's cleaning of {c.partition} is not what the emulation"
+                f" predicts ({c.cause.value if c.cause else 'unknown'}): {c.detail}",
+                file=place.file if place is not None else None,
+                position=place.position if place is not None else None,
+                partition=c.partition,
+            )
         )
-        for c in comparisons
-        if c.agreement is Agreement.DIFFERS
-    ]
+    return found
 
 
 def last_cleanings(history: CleanerHistory) -> dict[str, Cleaning]:

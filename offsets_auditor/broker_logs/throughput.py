@@ -248,11 +248,26 @@ def keeping_up(pace: CleanerPace, commit: CommitRate) -> KeepingUp:
     return KeepingUp(keeps, commit, pace, capacity, detail)
 
 
-def falling_behind_findings(result: KeepingUp | None) -> list[Finding]:
-    """``cleaner-falling-behind`` when the cleaner does not keep up."""
+def falling_behind_findings(
+    result: KeepingUp | None, run: CleanerRun | None = None
+) -> list[Finding]:
+    """``cleaner-falling-behind`` when the cleaner does not keep up, at the start of the run
+    measured (its "Starting the log cleaner" line; the run's first cleaning when the log begins
+    inside it)."""
     if result is None or result.keeps_up:
         return []
-    return [Finding(kind="cleaner-falling-behind", severity=Severity.WARNING, detail=result.detail)]
+    place = None
+    if run is not None:
+        place = run.place or (run.cleanings[0].place if run.cleanings else None)
+    return [
+        Finding(
+            kind="cleaner-falling-behind",
+            severity=Severity.WARNING,
+            detail=result.detail,
+            file=place.file if place is not None else None,
+            position=place.position if place is not None else None,
+        )
+    ]
 
 
 def all_writes(scans: Iterable[tuple[PartitionScan, int]]) -> list[SegmentWrite]:
