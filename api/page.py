@@ -198,6 +198,44 @@ def _recommendations(run: View) -> str:
     return "".join(out)
 
 
+def _utc(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
+
+
+def last_cleaning_cell(p: dict[str, Any]) -> str:
+    """The broker's last real cleaning of the partition (from its log-cleaner.log), beside the
+    verdict the emulation predicts: when, how many passes, over which offsets, how it ended,
+    whether the emulation's passes are the broker's; and its uncleanable mark."""
+    if p.get("cleanings_in_log") is None:
+        return '<span class="muted">no cleaner log read</span>'
+    out = []
+    if p["marked_uncleanable_since_ms"] is not None:
+        out.append(
+            f'<span class="never">uncleanable since {_utc(p["marked_uncleanable_since_ms"])}'
+            f"</span><br><small>{_e(p['marked_uncleanable_exception'])}</small><br>"
+        )
+    if p["last_cleaning_began_ms"] is None:
+        out.append('<span class="muted">none in its log</span>')
+        return "".join(out)
+    start, end = p["last_cleaning_start_offset"], p["last_cleaning_end_offset"]
+    offsets = (
+        f" over [{start:,}, {end:,})"
+        if start is not None and end is not None
+        else f" from offset {start:,}"
+        if start is not None
+        else ""
+    )
+    difference = p["prediction_difference"]
+    agreement = p["prediction_agreement"] + (f" ({difference})" if difference else "")
+    out.append(
+        f"{_utc(p['last_cleaning_began_ms'])}, {p['last_cleaning_passes']} pass(es)"
+        f"{offsets}, {_e(p['last_cleaning_end'])}"
+        f'<br><small title="{_e(p["prediction_detail"])}">beside the emulation:'
+        f" {_e(agreement)}</small>"
+    )
+    return "".join(out)
+
+
 def _partitions(run: View) -> str:
     rows = sorted(
         run.partitions,
@@ -207,7 +245,8 @@ def _partitions(run: View) -> str:
         "<h2>Partitions (never compacted first)</h2>",
         '<table id="partitions"><tr><th>partition</th><th>broker / log dir</th>'
         '<th class="num">size</th><th>compacted?</th><th>verdict</th>'
-        "<th>dirty section vs offset map</th><th class=num>load estimate</th>"
+        "<th>broker's last cleaning</th><th>dirty section vs offset map</th>"
+        "<th class=num>load estimate</th>"
         "<th>recommendation</th></tr>",
     ]
     for p in rows:
@@ -224,6 +263,7 @@ def _partitions(run: View) -> str:
             f"<td>{_e(p['broker_id'])} <small><code>{_e(p['log_dir'])}</code></small></td>"
             f'<td class="num">{_bytes(p["size_bytes"])}</td><td>{never}</td>'
             f"<td><strong>{_e(p['outcome'])}</strong><br><small>{_e(p['reason'])}</small></td>"
+            f"<td>{last_cleaning_cell(p)}</td>"
             f"<td>{map_chart(p['needed_entries'], p['capacity'])}</td>"
             f'<td class="num">{"" if load is None else f"{load:,.2f} s"}</td><td>{advice}</td></tr>'
         )
