@@ -15,6 +15,7 @@ from typing import Any, Final
 from api.promql import Labels, Vector
 from api.results import cluster_key
 from offsets_auditor.cleaner.verdict import Outcome
+from offsets_auditor.findings import FindingKind
 
 P: Final = "offsets_auditor_"
 BROKER_LABELS: Final = ("cluster_id", "broker_id", "log_dir")
@@ -302,13 +303,13 @@ def finding_families(
         hanging[partition_label_values(p)] += 0
     for f in findings:
         number = _partition_number(f["partition"])
-        if f["kind"] == "hanging-transaction" and number is not None:
+        if f["kind"] == FindingKind.HANGING_TRANSACTION and number is not None:
             hanging[(*broker_label_values(f), number)] += 1
     per_partition: Counter[tuple[str, str]] = Counter()
     for p in partitions:
         per_partition[(cluster_key(p["cluster_id"]), str(p["partition"]))] += 0
     for f in findings:
-        if f["kind"] == "replica-divergence":
+        if f["kind"] == FindingKind.REPLICA_DIVERGENCE:
             name = f["partition"] or ""
             per_partition[(cluster_key(f["cluster_id"]), name.rpartition("-")[2])] += 1
     return [

@@ -34,7 +34,7 @@ from offsets_auditor.audit.stages import (
     read_segment_result,
 )
 from offsets_auditor.constants import OFFSETS_TOPIC
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir.model import offsets_partitions, open_partition
 from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
@@ -410,7 +410,7 @@ def _read_on_driver(
 
 def _retried(work: PartitionWork, rounds: int) -> Finding:
     return Finding(
-        "changed-while-read",
+        FindingKind.CHANGED_WHILE_READ,
         Severity.INFO,
         f"{work.partition.name} changed while it was read (the log cleaner swapping segments on a"
         f" running broker): listed and read again, {rounds} times in all",

@@ -30,7 +30,7 @@ from offsets_auditor.audit.partition import (
 )
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.verdict import Outcome, VersionVerdict
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.startup.checks import shutdown_findings, startup_report
 from offsets_auditor.startup.indexes import Verdict
 from offsets_auditor.version_detection.spans import Span
@@ -115,7 +115,7 @@ def with_cleaner_alternatives(
         partitions.append(replace(p, alternatives=tuple(merged)))
         findings.append(
             Finding(
-                kind="cleaner-verdict-depends-on-version",
+                kind=FindingKind.CLEANER_VERDICT_DEPENDS_ON_VERSION,
                 severity=Severity.WARNING,
                 detail="the broker's version is known only as a range and the verdict differs"
                 " within it: "
@@ -128,9 +128,15 @@ def with_cleaner_alternatives(
 
 #: the start-up findings judged per version (``startup.checks``)
 STARTUP_KINDS = frozenset(
-    {"corrupt-index", "index-load-failure", "missing-index", "unclean-shutdown", "broker-running"}
+    {
+        FindingKind.CORRUPT_INDEX,
+        FindingKind.INDEX_LOAD_FAILURE,
+        FindingKind.MISSING_INDEX,
+        FindingKind.UNCLEAN_SHUTDOWN,
+        FindingKind.BROKER_RUNNING,
+    }
 )
-_SHUTDOWN_KINDS = frozenset({"unclean-shutdown", "broker-running"})
+_SHUTDOWN_KINDS = frozenset({FindingKind.UNCLEAN_SHUTDOWN, FindingKind.BROKER_RUNNING})
 
 
 def with_startup_alternatives(audit: BrokerAudit, stretches: Sequence[Span]) -> BrokerAudit:
@@ -289,7 +295,7 @@ def _depends_finding(
     ]
     detail = merged_reason if merged_reason is not None else _each(answers)
     return Finding(
-        kind="startup-depends-on-version",
+        kind=FindingKind.STARTUP_DEPENDS_ON_VERSION,
         severity=Severity.INFO,
         detail="the broker's version is known only as a range, and what its next start does"
         f" here differs within it (give --server-log or --kafka-version to narrow it): {detail}",

@@ -58,7 +58,7 @@ from offsets_auditor.broker_logs.throughput import (
 )
 from offsets_auditor.cleaner.partition_scan import PartitionScan
 from offsets_auditor.cleaner.passes import CleanerFailure, PassResult
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.model import LogDir, PartitionDir
 from offsets_auditor.restart.coordinator_loads import CoordinatorLoad
@@ -149,7 +149,7 @@ def read_broker_logs(files: BrokerLogFiles, version: KafkaVersion) -> BrokerLogs
 
 def _unreadable(path: object, error: OSError) -> Finding:
     return Finding(
-        kind="unreadable-log",
+        kind=FindingKind.UNREADABLE_LOG,
         severity=Severity.WARNING,
         detail=f"{path}: cannot be read ({error.strerror or error}); the audit goes on without it",
         file=str(path),

@@ -43,7 +43,7 @@ from offsets_auditor.errors import (
     TruncatedError,
     UnreadableFileError,
 )
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.rules import LoaderRules
 from offsets_auditor.logdir.model import LogDir, PartitionDir
 from offsets_auditor.startup.indexes import recovery_points
@@ -169,7 +169,7 @@ def _finding(
     what = "; ".join(e.message for e in errors)
     if kinds == [Damage.UNREADABLE]:
         return _make(
-            "unreadable-file",
+            FindingKind.UNREADABLE_FILE,
             Severity.WARNING,
             f"{what}: the auditor read nothing of it (the broker, another user, may)",
             spot,
@@ -178,7 +178,7 @@ def _finding(
         )
     if kinds == [Damage.OVER_LIMIT]:
         return _make(
-            "oversized-entry",
+            FindingKind.OVERSIZED_ENTRY,
             Severity.WARNING,
             f"{what}. The auditor skipped it unread; the broker reads it",
             spot,
@@ -187,7 +187,7 @@ def _finding(
         )
     if active and set(kinds) <= {Damage.PARTIAL, Damage.UNFRAMED}:
         return _make(
-            "truncated-tail",
+            FindingKind.TRUNCATED_TAIL,
             Severity.INFO,
             f"{what}. At the end of the active segment this is the entry being written on a"
             " running broker (or preallocated space), or one cut short by a crash: log recovery"
@@ -201,11 +201,11 @@ def _finding(
     load_text, load_fails = _for_the_load(kinds, place, loader)
     recovery_text = _for_recovery(spot, kinds, segment, place)
     if Damage.UNFRAMED in kinds or Damage.PARTIAL in kinds:
-        kind = "corrupt-segment"
+        kind = FindingKind.CORRUPT_SEGMENT
     elif {Damage.ENTRY, Damage.RECORD, Damage.CONTROL} & set(kinds):
-        kind = "corrupt-record"
+        kind = FindingKind.CORRUPT_RECORD
     else:
-        kind = "checksum-mismatch"
+        kind = FindingKind.CHECKSUM_MISMATCH
     severity = Severity.CRITICAL if stops_cleaner or load_fails else Severity.WARNING
     detail = f"{what}. Cleaner: {cleaner_text}. Coordinator load: {load_text}. {recovery_text}"
     return _make(kind, severity, detail, spot, first, place)
@@ -334,7 +334,7 @@ def _segment_of(file: str | None, place: PartitionPlace) -> int | None:
 
 
 def _make(
-    kind: str,
+    kind: FindingKind,
     severity: Severity,
     detail: str,
     spot: _Spot,

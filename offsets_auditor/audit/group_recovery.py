@@ -18,7 +18,7 @@ from pathlib import Path
 from offsets_auditor.audit.damage import damage_findings, place_of
 from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.delta import DeltaBuilder
 from offsets_auditor.groups.model import GroupState, PartitionGroups
 from offsets_auditor.groups.replay import GroupsFold
@@ -93,7 +93,7 @@ def plan(model: LogDir, rules: LoaderRules, partitions_count: int | None = None)
         if found and len(found) != partitions_count:
             findings.append(
                 Finding(
-                    "partition-count-guessed",
+                    FindingKind.PARTITION_COUNT_GUESSED,
                     Severity.INFO,
                     f"{len(found)} offsets partitions here, numbered up to"
                     f" {partitions_count - 1}: assuming {partitions_count} partitions for"
@@ -166,7 +166,7 @@ def misplaced_findings(replayed: PartitionGroups, partitions_count: int) -> list
     """The groups of ``replayed`` that ``partitionFor`` sends to another partition."""
     return [
         Finding(
-            "misplaced-group",
+            FindingKind.MISPLACED_GROUP,
             Severity.WARNING,
             f"group {group.group!r} has records in __consumer_offsets-"
             f"{group.coordinator_partition}, but partitionFor sends it to"

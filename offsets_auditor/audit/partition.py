@@ -28,7 +28,7 @@ from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome
 from offsets_auditor.cleaner.verdict_facts import emulated_facts
 from offsets_auditor.constants import OFFSETS_TOPIC
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.model import GroupState
 from offsets_auditor.logdir.layout import DirState
 from offsets_auditor.logdir.model import LogDir, PartitionDir, offsets_partitions
@@ -211,7 +211,7 @@ def order_findings(outcomes: list[tuple[dict[str, int], int, int]]) -> list[Find
     )
     return [
         Finding(
-            kind="cleaner-order-uncertain",
+            kind=FindingKind.CLEANER_ORDER_UNCERTAIN,
             severity=Severity.INFO,
             detail="which equally dirty partition a cleaner thread takes first depends on the"
             " order its log pool (a ConcurrentHashMap) met them in, which the log dir alone"
@@ -298,7 +298,7 @@ def config_findings(logdir: LogDir, config: CleanerConfig) -> list[Finding]:
     if not config.enabled:
         found.append(
             Finding(
-                kind="cleaner-disabled",
+                kind=FindingKind.CLEANER_DISABLED,
                 severity=Severity.CRITICAL,
                 detail="log.cleaner.enable=false: __consumer_offsets is never compacted on"
                 " this broker",
@@ -308,7 +308,7 @@ def config_findings(logdir: LogDir, config: CleanerConfig) -> list[Finding]:
     if partition_dirs and len(partition_dirs) != config.offsets_topic_partitions:
         found.append(
             Finding(
-                kind="offsets-partition-count-mismatch",
+                kind=FindingKind.OFFSETS_PARTITION_COUNT_MISMATCH,
                 severity=Severity.INFO,
                 detail=f"{len(partition_dirs)} __consumer_offsets partition dirs here but"
                 f" offsets.topic.num.partitions={config.offsets_topic_partitions}: other brokers"

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 
 #: (input, partition number) -> (group, topic, partition) -> (committed offset, log offset of
 #: the commit): the offsets the input's coordinator loads from that partition.
@@ -58,7 +58,7 @@ def _duplicate_broker_ids(reports: Sequence[Mapping[str, Any]]) -> list[tuple[in
                 (
                     index,
                     Finding(
-                        "duplicate-broker-id",
+                        FindingKind.DUPLICATE_BROKER_ID,
                         Severity.WARNING,
                         f"{len(indexes)} log dirs claim broker id {broker_id}{where} in"
                         f" meta.properties: {dirs}. Their results stay apart by log dir; if"
@@ -113,7 +113,7 @@ def _divergence(
     left, right = _broker(reports[a]), _broker(reports[b])
     group, topic, tp = differ[0]
     return Finding(
-        "replica-divergence",
+        FindingKind.REPLICA_DIVERGENCE,
         Severity.WARNING,
         f"__consumer_offsets-{partition} on broker {left['broker_id']} ({left['log_dir']}) and"
         f" broker {right['broker_id']} ({right['log_dir']}) disagree below offset {common_end},"

@@ -51,7 +51,7 @@ from offsets_auditor.cleaner.segment_facts import ColumnSink, SegmentFacts, segm
 from offsets_auditor.cleaner.selection import reads_clock
 from offsets_auditor.cleaner.verdict import Outcome, severity_of
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.delta import GroupsDelta
 from offsets_auditor.groups.model import GroupState, PartitionGroups
 from offsets_auditor.groups.rules import loader_rules
@@ -282,7 +282,7 @@ def conclude(
         if verdict in (Outcome.THREAD_DEATH, Outcome.BLOCKED, Outcome.MULTI_PASS):
             findings.append(
                 Finding(
-                    kind=f"cleaner-{verdict.value}",
+                    kind=FindingKind(f"cleaner-{verdict.value}"),
                     severity=Severity(severity_of(verdict)),
                     detail=reason,
                     partition=e.partition.name,
@@ -302,7 +302,7 @@ def conclude(
         findings.extend(
             f
             for f in recovered.findings
-            if f not in model.findings and f.kind != "open-transaction"
+            if f not in model.findings and f.kind != FindingKind.OPEN_TRANSACTION
         )
     worst = max((e.needed_entries for e in emulated), default=0)
     audit = BrokerAudit(

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir import fs
 
 CHUNK_BYTES = 1 << 20
@@ -235,7 +235,7 @@ def _follow(
         reader = _PlainLines(live, str(path), read)
     read.problems.append(
         Finding(
-            kind="log-rotating-too-fast",
+            kind=FindingKind.LOG_ROTATING_TOO_FAST,
             severity=Severity.WARNING,
             detail=f"{path} was rotated more than {MAX_ROTATIONS} times while it was read;"
             " the read stopped there",
@@ -360,7 +360,7 @@ def _gzip_lines(
             except zlib.error as error:
                 read.problems.append(
                     Finding(
-                        kind="unreadable-log",
+                        kind=FindingKind.UNREADABLE_LOG,
                         severity=Severity.WARNING,
                         detail=f"{name}: not valid gzip in the {GZIP_STEP:,} bytes from here"
                         f" (after {out:,} decompressed bytes: {error}); the rest of the file"
@@ -390,7 +390,7 @@ def _gzip_lines(
     if in_member:
         read.problems.append(
             Finding(
-                kind="truncated-log",
+                kind=FindingKind.TRUNCATED_LOG,
                 severity=Severity.INFO,
                 detail=f"{name}: the gzip stream ends early (after {out:,} decompressed bytes):"
                 " a file still being compressed, or cut",
@@ -409,7 +409,7 @@ def _decode(raw: bytes) -> str:
 
 def _unreadable(name: str, error: OSError) -> Finding:
     return Finding(
-        kind="unreadable-log",
+        kind=FindingKind.UNREADABLE_LOG,
         severity=Severity.WARNING,
         detail=f"{name}: cannot be read ({error.strerror or error})",
         file=name,

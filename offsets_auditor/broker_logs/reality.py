@@ -29,7 +29,7 @@ from offsets_auditor.broker_logs.history import (
 )
 from offsets_auditor.broker_logs.records import Place
 from offsets_auditor.cleaner.passes import CleanerFailure, PassResult
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.versions import KafkaVersion
 
 
@@ -65,7 +65,7 @@ def thread_death_findings(history: CleanerHistory) -> list[Finding]:
         )
         found.append(
             Finding(
-                kind="cleaner-thread-died",
+                kind=FindingKind.CLEANER_THREAD_DIED,
                 severity=Severity.CRITICAL,
                 detail=f"kafka-log-cleaner-thread-{life.thread} died at {_iso(life.died_at)}"
                 f"{where}: {life.died.text}. It stays dead until the broker restarts;"
@@ -88,7 +88,7 @@ def uncleanable_findings(
         cause = mark.failure.text if mark.failure is not None else "(no exception printed)"
         found.append(
             Finding(
-                kind="partition-uncleanable",
+                kind=FindingKind.PARTITION_UNCLEANABLE,
                 severity=Severity.CRITICAL,
                 detail=f"{partition} has been uncleanable since {_iso(mark.at)}: {cause}. The"
                 " cleaner skips it until the broker restarts (the mark is kept in memory only),"
@@ -474,7 +474,7 @@ def prediction_findings(comparisons: Iterable[Comparison]) -> list[Finding]:
         place = first.real.place if first is not None else None
         found.append(
             Finding(
-                kind="prediction-differs",
+                kind=FindingKind.PREDICTION_DIFFERS,
                 severity=Severity.INFO if c.cause is Difference.LOG_CHANGED else Severity.WARNING,
                 detail=f"the broker's cleaning of {c.partition} is not what the emulation"
                 f" predicts ({c.cause.value if c.cause else 'unknown'}): {c.detail}",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from offsets_auditor.broker_logs.history import CleanerRun, CleaningEnd
 from offsets_auditor.broker_logs.reality import real_passes
 from offsets_auditor.cleaner.partition_scan import PartitionScan
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.versions import KafkaVersion
 
 MB = 1 << 20
@@ -261,7 +261,7 @@ def falling_behind_findings(
         place = run.place or (run.cleanings[0].place if run.cleanings else None)
     return [
         Finding(
-            kind="cleaner-falling-behind",
+            kind=FindingKind.CLEANER_FALLING_BEHIND,
             severity=Severity.WARNING,
             detail=result.detail,
             file=place.file if place is not None else None,

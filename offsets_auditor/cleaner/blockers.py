@@ -8,7 +8,7 @@ from typing import Protocol
 from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import PartitionScan
 from offsets_auditor.constants import INT_MAX
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 
 
 def offset_overflow_findings(scan: PartitionScan, config: CleanerConfig) -> list[Finding]:
@@ -23,7 +23,7 @@ def offset_overflow_findings(scan: PartitionScan, config: CleanerConfig) -> list
         if span > INT_MAX:
             found.append(
                 Finding(
-                    kind="segment-offset-overflow",
+                    kind=FindingKind.SEGMENT_OFFSET_OVERFLOW,
                     severity=Severity.WARNING if fixed else Severity.CRITICAL,
                     detail=f"segment {seg.file} spans {span:,} offsets, more than a relative offset"
                     " index can hold (Int.MaxValue); "
@@ -62,7 +62,7 @@ def hanging_transaction_findings(
         since = "at an unknown time" if age is None else f"for {_duration(age)}"
         found.append(
             Finding(
-                kind="hanging-transaction",
+                kind=FindingKind.HANGING_TRANSACTION,
                 severity=Severity.CRITICAL if pinned_by_transaction else Severity.WARNING,
                 detail=f"producer {pid} has had a transaction open since offset {first} {since},"
                 f" longer than transaction.max.timeout.ms ({_duration(limit)}), with no"
@@ -76,7 +76,7 @@ def hanging_transaction_findings(
         pid, first, age = young[0]
         found.append(
             Finding(
-                kind="open-transaction",
+                kind=FindingKind.OPEN_TRANSACTION,
                 severity=Severity.INFO,
                 detail=f"{len(young)} transaction(s) open, the oldest (producer {pid}, from offset"
                 f" {first}) for {_duration(age)}: normal on a running broker; the cleaner stops"
@@ -130,7 +130,7 @@ def skew_findings(partitions: Sequence[_Sized], factor: int = 10) -> list[Findin
             )
             found.append(
                 Finding(
-                    kind="partition-skew",
+                    kind=FindingKind.PARTITION_SKEW,
                     severity=Severity.WARNING,
                     detail=f"{name} holds {size:,} bytes, {compared}{who}",
                     partition=name,

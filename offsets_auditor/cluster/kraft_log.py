@@ -39,7 +39,7 @@ from offsets_auditor.cluster.metadata import (
 )
 from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.columns import Chunk
 from offsets_auditor.reader.options import Backend
@@ -150,7 +150,7 @@ def replay(metadata_dir: Path) -> KraftReplay:
     elif segments and segments[0][0] > 0:
         findings.append(
             Finding(
-                "metadata-log-incomplete",
+                FindingKind.METADATA_LOG_INCOMPLETE,
                 Severity.WARNING,
                 f"{METADATA_DIR} starts at offset {segments[0][0]} and holds no snapshot: the"
                 " records before it are gone, so the offsets topic may be stated in part only",
@@ -213,7 +213,7 @@ def _apply_chunk(
         except DecodeError as error:
             findings.append(
                 Finding(
-                    "metadata-record-undecodable",
+                    FindingKind.METADATA_RECORD_UNDECODABLE,
                     Severity.WARNING,
                     f"metadata record at offset {offset}: {error.message}",
                     file=file,
@@ -246,7 +246,7 @@ def _transaction_marker(value: bytes, state: _State) -> bool:
 
 def _decode_finding(file: str, error: DecodeError) -> Finding:
     return Finding(
-        "metadata-log-undecodable",
+        FindingKind.METADATA_LOG_UNDECODABLE,
         Severity.WARNING,
         error.message,
         file=file,
@@ -257,7 +257,7 @@ def _decode_finding(file: str, error: DecodeError) -> Finding:
 
 def _unreadable(name: str, error: OSError) -> Finding:
     return Finding(
-        "metadata-log-unreadable",
+        FindingKind.METADATA_LOG_UNREADABLE,
         Severity.WARNING,
         f"cannot read {name}: {error.strerror or error}",
         file=name,

@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from offsets_auditor import _native
 from offsets_auditor.errors import DecodeError
+from offsets_auditor.findings import FindingKind
 from offsets_auditor.groups.commit_record import (
     FIELDS,
     READER_COLUMNS,
@@ -85,7 +86,7 @@ class Marker:
 class Note:
     """The first record of its kind the loader would stumble on (one finding each)."""
 
-    kind: str
+    kind: FindingKind
     once_per: str
     detail: str
     file: str | None
@@ -386,7 +387,7 @@ class DeltaBuilder:
         value = item.value
         if isinstance(value, UnknownValue):
             self._note(
-                "unknown-value-version",
+                FindingKind.UNKNOWN_VALUE_VERSION,
                 f"{key.key_type}:{value.version}",
                 f"record at offset {item.record.offset} of group {key.group!r}: {value.reason};"
                 f" {self.rules.label}'s loader throws there (e.g. 2.3.0 'Unknown offset message"
@@ -401,7 +402,7 @@ class DeltaBuilder:
         self._unknown[key.version] += 1
         if self.rules.unknown_key_fails_load:
             self._note(
-                "unknown-record-type",
+                FindingKind.UNKNOWN_RECORD_TYPE,
                 str(key.version),
                 f"record at offset {item.record.offset} has key version {key.version}, unknown to"
                 f" {self.rules.label}: its loader throws 'Unknown group metadata message version:"
@@ -412,7 +413,7 @@ class DeltaBuilder:
             )
 
     def _note(
-        self, kind: str, once_per: str, detail: str, item: DecodedRecord, group: str | None
+        self, kind: FindingKind, once_per: str, detail: str, item: DecodedRecord, group: str | None
     ) -> None:
         self._notes.setdefault(
             (kind, once_per),

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from offsets_auditor import _native
 from offsets_auditor.coordinator import coordinator_partitions
 from offsets_auditor.errors import DecodeError
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.classic_groups import classic_group
 from offsets_auditor.groups.commit_record import (
     FIELDS,
@@ -312,7 +312,7 @@ class GroupsFold:
                 sorted_names = sorted(names_of)
                 findings.append(
                     Finding(
-                        "open-transaction",
+                        FindingKind.OPEN_TRANSACTION,
                         Severity.INFO,
                         f"producer {producer_id} has {len(producer_offsets)} transactional offset"
                         f" commit(s) for {', '.join(map(repr, sorted_names))} since log offset"

@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.versions import KafkaVersion
 
 CHECKPOINT_VERSION = 0
@@ -229,7 +229,7 @@ def _parse(
     def report(detail: str, position: int, field: str) -> None:
         findings.append(
             Finding(
-                kind="malformed-checkpoint",
+                kind=FindingKind.MALFORMED_CHECKPOINT,
                 severity=Severity.WARNING,
                 detail=detail,
                 file=file,

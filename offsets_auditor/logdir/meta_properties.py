@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir.checkpoints import (
     INT32_RANGE,
     JavaNumberFormatError,
@@ -123,7 +123,13 @@ def parse_meta_properties(data: bytes, *, file: str | None = META_PROPERTIES) ->
 
     def bad(detail: str, field: str) -> None:
         findings.append(
-            Finding("malformed-meta-properties", Severity.WARNING, detail, file=file, field=field)
+            Finding(
+                FindingKind.MALFORMED_META_PROPERTIES,
+                Severity.WARNING,
+                detail,
+                file=file,
+                field=field,
+            )
         )
 
     def integer(key: str) -> int | None:
@@ -194,7 +200,7 @@ def parse_clean_shutdown(
             raise ValueError("version/brokerEpoch are not integers")
     except (UnicodeDecodeError, ValueError) as error:
         finding = Finding(
-            "malformed-clean-shutdown-file",
+            FindingKind.MALFORMED_CLEAN_SHUTDOWN_FILE,
             Severity.INFO,
             f"unparsable clean shutdown file ({error}); the broker still treats the shutdown "
             "as clean because the file exists",

@@ -32,7 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from offsets_auditor.constants import OFFSETS_TOPIC
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.checkpoints import (
     LeaderEpochCheckpoint,
@@ -204,7 +204,7 @@ class _Reader:
 
     def note(
         self,
-        kind: str,
+        kind: FindingKind,
         severity: Severity,
         detail: str,
         *,
@@ -220,7 +220,7 @@ class _Reader:
             return fs.read_small_file(path, limit=_SMALL_TEXT_LIMIT)
         except (OSError, ValueError) as error:
             self.note(
-                "unreadable-file",
+                FindingKind.UNREADABLE_FILE,
                 Severity.WARNING,
                 f"cannot read {relative}: {error}",
                 file=relative,
@@ -250,7 +250,7 @@ class _Reader:
             if error.errno == errno.ENOENT:
                 return False
             self.note(
-                "unreadable-file",
+                FindingKind.UNREADABLE_FILE,
                 Severity.CRITICAL,
                 f"Could not read file {path} ({error.strerror}): an IOException at log load "
                 "(0.9.0.1 Log.loadSegments: the broker fails to start; 2.3.0 "
@@ -273,7 +273,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
     try:
         entries = fs.list_dir(path)
     except OSError as error:
-        reader.note("unreadable-file", Severity.CRITICAL, f"cannot list {path}: {error}")
+        reader.note(FindingKind.UNREADABLE_FILE, Severity.CRITICAL, f"cannot list {path}: {error}")
         return LogDir(
             path, None, None, None, None, None, CleanShutdown(False), (), tuple(reader.findings)
         )
@@ -287,7 +287,9 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
             meta = parse_meta_properties(data)
             reader.findings.extend(meta.findings)
     else:
-        reader.note("missing-file", Severity.INFO, f"no {META_PROPERTIES}", file=META_PROPERTIES)
+        reader.note(
+            FindingKind.MISSING_FILE, Severity.INFO, f"no {META_PROPERTIES}", file=META_PROPERTIES
+        )
 
     shutdown = CleanShutdown(False)
     if CLEAN_SHUTDOWN_FILE in present:
@@ -301,7 +303,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
     for name in (CheckpointFileName.RECOVERY_POINT, CheckpointFileName.REPLICATION):
         if name.value not in present:
             reader.note(
-                "missing-checkpoint",
+                FindingKind.MISSING_CHECKPOINT,
                 Severity.INFO,
                 f"no {name.value}: the broker treats every partition here as at offset 0",
                 file=name.value,
@@ -313,7 +315,7 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
     for file_name in files:
         if file_name not in ROOT_FILES and not file_name.endswith(".tmp"):
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.INFO,
                 f"unexpected file {_display(file_name)} at the root of the log dir",
                 file=_display(file_name),
@@ -328,14 +330,14 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
         parsed = parse_partition_dir_name(os.fsencode(entry.name).decode("utf-8", "replace"))
         if not _is_utf8(entry.name):
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.WARNING,
                 f"directory name {shown} is not valid UTF-8",
                 file=shown,
             )
         if parsed is None:
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.CRITICAL,
                 f"directory {shown} is not in the form of topic-partition or "
                 "topic-partition.uniqueId-delete: the broker fails to load this log dir",
@@ -375,7 +377,7 @@ def _read_partition(
         except OSError as error:
             if error.errno != errno.ENOENT:  # a partition deleted meanwhile is just gone
                 reader.note(
-                    "unreadable-file",
+                    FindingKind.UNREADABLE_FILE,
                     Severity.CRITICAL,
                     f"cannot list {name}: {error}",
                     file=name,
@@ -392,7 +394,7 @@ def _read_partition(
         relative = f"{name}/{_display(info.name)}"
         if info.is_dir:
             reader.note(
-                "unexpected-file",
+                FindingKind.UNEXPECTED_FILE,
                 Severity.INFO,
                 f"unexpected directory {relative}",
                 file=relative,
@@ -427,7 +429,7 @@ def _read_partition(
             if info.name not in _PARTITION_FILES and not info.name.endswith(".tmp"):
                 looks_like_segment = info.name.endswith(SEGMENT_SUFFIXES)
                 reader.note(
-                    "unexpected-file",
+                    FindingKind.UNEXPECTED_FILE,
                     Severity.WARNING if looks_like_segment else Severity.INFO,
                     f"unexpected file {relative}"
                     + (": not a <base offset>.<suffix> segment name" if looks_like_segment else ""),
@@ -502,7 +504,7 @@ def open_partition(
             raise
         gone = replace(partition, segments=(), snapshots=(), leftovers=(), other_files=())
         finding = Finding(
-            "changed-while-read",
+            FindingKind.CHANGED_WHILE_READ,
             Severity.INFO,
             f"{partition.name} was deleted while the log dir was read",
             partition=partition.name,
@@ -514,7 +516,7 @@ def open_partition(
         model = _read_partition(
             reader, entry, snapshot, partition.topic, partition.partition, partition.state
         )
-        findings = [f for f in reader.findings if f.kind != "unexpected-file"]
+        findings = [f for f in reader.findings if f.kind != FindingKind.UNEXPECTED_FILE]
         if snapshot.attempts > 1 or not snapshot.settled:
             how = (
                 f"read again until it held still ({snapshot.attempts} listings)"
@@ -524,7 +526,7 @@ def open_partition(
             )
             findings.append(
                 Finding(
-                    "changed-while-read",
+                    FindingKind.CHANGED_WHILE_READ,
                     Severity.INFO,
                     f"{partition.name} changed while it was read (the log cleaner swapping"
                     f" segments on a running broker): {how}",

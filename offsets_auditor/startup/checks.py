@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir.liveness import BrokerState, Liveness
 from offsets_auditor.logdir.model import LeftoverKind, LogDir
 from offsets_auditor.startup.indexes import IndexVerdict, Verdict, index_verdicts
@@ -91,7 +91,7 @@ def if_crashed(logdir: LogDir) -> LogDir:
 def running_finding(logdir: LogDir, recovery: dict[str, Any]) -> Finding:
     crashed = recovery["if_crashed"]
     return Finding(
-        kind="broker-running",
+        kind=FindingKind.BROKER_RUNNING,
         severity=Severity.INFO,
         detail=f"{logdir.liveness.evidence}. A running broker has no .kafka_cleanshutdown marker"
         " (it deletes it once its logs are loaded and writes it at a clean shutdown) and its"
@@ -111,7 +111,7 @@ def unclean_finding(logdir: LogDir, recovery: dict[str, Any]) -> Finding:
             f" ({liveness.evidence})"
         )
     return Finding(
-        kind="unclean-shutdown",
+        kind=FindingKind.UNCLEAN_SHUTDOWN,
         severity=Severity.WARNING,
         detail=f"{why}; its next start re-reads {rereads(recovery)}, before it serves them",
     )
@@ -130,9 +130,10 @@ def index_json(v: IndexVerdict) -> dict[str, Any]:
 
 def index_finding(v: IndexVerdict) -> Finding:
     severity = Severity.CRITICAL if v.verdict is Verdict.FATAL else Severity.WARNING
-    kind = {Verdict.CORRUPT: "corrupt-index", Verdict.FATAL: "index-load-failure"}.get(
-        v.verdict, "missing-index"
-    )
+    kind = {
+        Verdict.CORRUPT: FindingKind.CORRUPT_INDEX,
+        Verdict.FATAL: FindingKind.INDEX_LOAD_FAILURE,
+    }.get(v.verdict, FindingKind.MISSING_INDEX)
     return Finding(
         kind=kind, severity=severity, detail=v.reason, file=v.file, partition=v.partition
     )
@@ -161,7 +162,7 @@ LEFTOVER_TEXT = {
 def leftover_findings(logdir: LogDir) -> list[Finding]:
     return [
         Finding(
-            kind="leftover-file",
+            kind=FindingKind.LEFTOVER_FILE,
             severity=Severity.INFO,
             detail=LEFTOVER_TEXT[leftover.kind],
             file=f"{part.name}/{leftover.file.name}",

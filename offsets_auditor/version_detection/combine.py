@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from offsets_auditor.findings import Finding, Severity
+from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.version_detection.model import Evidence, VersionRange
 from offsets_auditor.versions import RELEASES, KafkaVersion
 
@@ -83,7 +83,7 @@ class Detection:
             against = [e for e in self.evidence if not e.allows(self.given)]
             found.append(
                 Finding(
-                    kind="version-mismatch",
+                    kind=FindingKind.VERSION_MISMATCH,
                     severity=Severity.WARNING,
                     detail=f"--kafka-version {self.given} contradicts the broker's own files:"
                     f" they say Kafka {self.range} ("
@@ -96,7 +96,7 @@ class Detection:
         for e in self.set_aside:
             found.append(
                 Finding(
-                    kind="version-evidence-conflict",
+                    kind=FindingKind.VERSION_EVIDENCE_CONFLICT,
                     severity=Severity.WARNING,
                     detail=f"{_said(e)}, but stronger evidence says Kafka {self.range}: set"
                     " aside (a file copied from another broker, or a server log of another"
