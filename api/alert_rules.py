@@ -99,6 +99,31 @@ def alert_rules(t: Thresholds = Thresholds()) -> tuple[AlertRule, ...]:
             " log.cleaner.dedupe.buffer.size fixes it.",
         ),
         AlertRule(
+            "OffsetsCleanerThreadDied",
+            AlertSeverity.CRITICAL,
+            sel(P + "broker_cleaner_threads_dead") > 0,
+            0,
+            f"{{{{ $value }}}} log cleaner thread(s) of {_WHERE} died",
+            "The broker's own log-cleaner.log shows {{ $value }} cleaner thread(s) that died in"
+            " its cleaner's last run ('Error due to', with Kafka's exception: GET /findings"
+            "?kind=cleaner-thread-died). A dead thread stays dead until the broker restarts:"
+            " every partition it would have cleaned stops compacting and grows, and each"
+            " coordinator failover re-reads more. A fact from the broker's log, not a"
+            " prediction: one scan is the evidence.",
+        ),
+        AlertRule(
+            "OffsetsPartitionUncleanable",
+            AlertSeverity.CRITICAL,
+            sel(P + "partition_marked_uncleanable").eq(1),
+            0,
+            f"__consumer_offsets-{_PARTITION} is marked uncleanable on {_WHERE}",
+            f"The broker's log-cleaner.log shows __consumer_offsets-{_PARTITION} marked"
+            " uncleanable (2.1+: 'Unexpected exception thrown when cleaning log ... Marking its"
+            " partition ... as uncleanable') since the broker last started. The mark lives in"
+            " the broker's memory only: the cleaner skips the partition until the broker"
+            " restarts, and it grows without bound while nothing on disk says why.",
+        ),
+        AlertRule(
             "OffsetsPartitionBlocked",
             AlertSeverity.CRITICAL,
             sel(verdict, outcome="blocked").eq(1),

@@ -36,6 +36,7 @@ PartitionRow = row_model("partitions", "PartitionRow")
 SegmentRow = row_model("segments", "SegmentRow")
 IndexRow = row_model("indexes", "IndexRow")
 FindingRow = row_model("findings", "FindingRow")
+CleaningRow = row_model("cleanings", "CleaningRow")
 
 T = TypeVar("T")
 
@@ -60,6 +61,19 @@ class PartitionDetail(PartitionRow):  # type: ignore[misc,valid-type]
     pass_details: list[dict[str, Any]] = Field(default_factory=list)
     top_writers: list[dict[str, Any]] = Field(default_factory=list)
     unknown_record_types_by_type: dict[str, int] = Field(default_factory=dict)
+    last_cleaning: dict[str, Any] | None = Field(
+        None,
+        description="the broker's last real cleaning of the partition, from its cleaner log"
+        " (None: no cleaner log read, or no cleaning of it in the log)",
+    )
+    prediction: dict[str, Any] | None = Field(
+        None,
+        description="the broker's passes beside the emulation's: agreement (agrees, differs,"
+        " not-comparable), the named difference, each pass",
+    )
+    cleanings: list[CleaningRow] = Field(  # type: ignore[valid-type]
+        default_factory=list, description="the newest cleanings of it in the cleaner log"
+    )
     findings: list[FindingRow] = Field(default_factory=list)  # type: ignore[valid-type]
 
 

@@ -242,6 +242,7 @@ def _card(p: dict[str, Any], s: Standing) -> str:
         f"{'' if load is None else f' · load estimate {load:,.2f} s'}</p>"
         f'<p class="reason small">Verdict <strong>{_e(p["outcome"])}</strong>:'
         f" {_e(p['reason'])}</p>{also_text}"
+        f'<p class="history small">The broker\'s last cleaning: {last_cleaning_cell(p)}</p>'
         f"<p>{map_chart(p['needed_entries'], p['capacity'], s.kind)}</p>{fix}</div>"
     )
 
@@ -331,4 +332,42 @@ def _the_rest(standings: list[tuple[dict[str, Any], Standing]]) -> str:
             f'<p class="muted small">{what}</p><ul class="plain">{items}</ul></details>'
         )
     out.append("</div>")
+    return "".join(out)
+
+
+def _utc(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
+
+
+def last_cleaning_cell(p: dict[str, Any]) -> str:
+    """The broker's last real cleaning of the partition (from its log-cleaner.log), beside the
+    verdict the emulation predicts: when, how many passes, over which offsets, how it ended,
+    whether the emulation's passes are the broker's; and its uncleanable mark."""
+    if p.get("cleanings_in_log") is None:
+        return '<span class="muted">no cleaner log read</span>'
+    out = []
+    if p["marked_uncleanable_since_ms"] is not None:
+        out.append(
+            f'<span class="never">uncleanable since {_utc(p["marked_uncleanable_since_ms"])}'
+            f"</span><br><small>{_e(p['marked_uncleanable_exception'])}</small><br>"
+        )
+    if p["last_cleaning_began_ms"] is None:
+        out.append('<span class="muted">none in its log</span>')
+        return "".join(out)
+    start, end = p["last_cleaning_start_offset"], p["last_cleaning_end_offset"]
+    offsets = (
+        f" over [{start:,}, {end:,})"
+        if start is not None and end is not None
+        else f" from offset {start:,}"
+        if start is not None
+        else ""
+    )
+    difference = p["prediction_difference"]
+    agreement = p["prediction_agreement"] + (f" ({difference})" if difference else "")
+    out.append(
+        f"{_utc(p['last_cleaning_began_ms'])}, {p['last_cleaning_passes']} pass(es)"
+        f"{offsets}, {_e(p['last_cleaning_end'])}"
+        f'<br><small title="{_e(p["prediction_detail"])}">beside the emulation:'
+        f" {_e(agreement)}</small>"
+    )
     return "".join(out)

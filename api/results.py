@@ -130,6 +130,7 @@ class LoadedRun:
     segments: list[dict[str, Any]]
     indexes: list[dict[str, Any]]
     groups: pa.Table
+    cleanings: list[dict[str, Any]] = field(default_factory=list)
     loaded_at: float = field(default_factory=time.time)
 
     @property
@@ -201,6 +202,7 @@ def load_run(run_dir: Path, publisher: str = "", tables: RunTables | None = None
         segments=rest["segments"].to_pylist(),
         indexes=rest["indexes"].to_pylist(),
         groups=rest["groups"],
+        cleanings=rest["cleanings"].to_pylist(),
     )
     pa.default_memory_pool().release_unused()  # what reading took and freed
     return run
@@ -227,13 +229,17 @@ def read_table(
     run_dir: Path, name: str, columns: list[str] | None = None, dictionary: tuple[str, ...] = ()
 ) -> pa.Table:
     """One table of a run, with the published columns and types (extra columns, which a newer
-    scan may add without a new schema version, are left out); ``dictionary``: string columns
-    to keep dictionary-encoded."""
+    scan may add without a new schema version, are left out; the tables and columns added
+    since version 1, which a run of an older scan lacks, read as empty and null:
+    ``published.ADDED_TABLES``, ``ADDED_COLUMNS``); ``dictionary``: string columns to keep
+    dictionary-encoded."""
     wanted = [(c, t) for c, t in published.TABLES[name] if columns is None or c in columns]
     path = run_dir / f"{name}.parquet"
+    if name in published.ADDED_TABLES and not path.exists():
+        return pa.table({c: pa.array([], _TYPES[t]) for c, t in wanted})
+    added = published.ADDED_COLUMNS.get(name, frozenset())
     try:
         present = set(pq.read_schema(path).names)
-        added = published.ADDED_COLUMNS.get(name, frozenset())
         absent = [(c, t) for c, t in wanted if c not in present and c in added]
         table = pq.read_table(
             path,

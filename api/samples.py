@@ -136,6 +136,26 @@ _PARTITION_GAUGES: Final[list[tuple[str, str, Callable[[dict[str, Any]], float |
         "Bytes of the dirty section the cleaner would clean (partitions.cleanable_bytes).",
         lambda p: p["cleanable_bytes"],
     ),
+    (
+        "partition_last_cleaning_timestamp_seconds",
+        "When the broker's cleaner last completed a cleaning of the partition, Unix seconds"
+        " (its cleaner log; partitions.last_completed_cleaning_ms).",
+        lambda p: (
+            None
+            if p.get("last_completed_cleaning_ms") is None
+            else p["last_completed_cleaning_ms"] / 1000
+        ),
+    ),
+    (
+        "partition_marked_uncleanable",
+        "1 while the broker's cleaner log shows the partition marked uncleanable since the"
+        " broker's last start, else 0 (absent without a cleaner log).",
+        lambda p: (
+            None
+            if p.get("cleanings_in_log") is None
+            else float(p.get("marked_uncleanable_since_ms") is not None)
+        ),
+    ),
 ]
 
 _BROKER_GAUGES: Final[list[tuple[str, str, Callable[[dict[str, Any]], float | None]]]] = [
@@ -159,6 +179,41 @@ _BROKER_GAUGES: Final[list[tuple[str, str, Callable[[dict[str, Any]], float | No
         "broker_clean_shutdown",
         "1 when the log dir has the clean-shutdown marker (brokers.clean_shutdown).",
         lambda b: None if b["clean_shutdown"] is None else float(b["clean_shutdown"]),
+    ),
+    (
+        "broker_cleaner_threads_alive",
+        "Cleaner threads alive at the end of the broker's cleaner log (its last run;"
+        " brokers.cleaner_threads_alive).",
+        lambda b: b.get("cleaner_threads_alive"),
+    ),
+    (
+        "broker_cleaner_threads_dead",
+        "Cleaner threads the broker's cleaner log shows dead in its last run, with their"
+        " exception (brokers.cleaner_threads_dead): dead until the broker restarts.",
+        lambda b: b.get("cleaner_threads_dead"),
+    ),
+    (
+        "broker_cleaner_throughput_bytes_per_second",
+        "Dirty bytes one cleaner thread consumes per second of cleaning, measured from the"
+        " broker's cleaner log (brokers.cleaner_throughput_bytes_per_second).",
+        lambda b: b.get("cleaner_throughput_bytes_per_second"),
+    ),
+    (
+        "broker_cleaner_capacity_bytes_per_second",
+        "Dirty bytes the live cleaner threads can consume per second: the throughput times the"
+        " threads alive (brokers.cleaner_capacity_bytes_per_second).",
+        lambda b: b.get("cleaner_capacity_bytes_per_second"),
+    ),
+    (
+        "broker_cleaner_busy_ratio",
+        "Share of its last run the cleaner threads spent cleaning (brokers.cleaner_busy_ratio).",
+        lambda b: b.get("cleaner_busy_ratio"),
+    ),
+    (
+        "broker_commit_rate_bytes_per_second",
+        "Bytes per second the offsets partitions of the log dir grew by, from their uncleaned"
+        " segments' record timestamps (brokers.commit_bytes_per_second).",
+        lambda b: b.get("commit_bytes_per_second"),
     ),
 ]
 

@@ -67,6 +67,8 @@ class View:
     #: findings the service made: replicas of a partition from different runs that diverge
     #: (``api.divergence``; also in ``findings``)
     cross_findings: list[dict[str, Any]] = field(default_factory=list)
+    #: each offsets partition's newest cleanings in its broker's cleaner log
+    cleanings: list[dict[str, Any]] = field(default_factory=list)
     loaded_at: float = field(default_factory=time.time)
 
     @property
@@ -105,6 +107,14 @@ class View:
         for p in self.partitions:
             found.setdefault((cluster_key(p["cluster_id"]), p["partition"]), []).append(p)
         return found
+
+    def cleanings_of(self, row: dict[str, Any], partition: int) -> list[dict[str, Any]]:
+        """The broker's newest cleanings of one offsets partition of the log dir ``row`` comes
+        from (cluster, broker, log dir), oldest first."""
+        place = log_dir_key(row)
+        return [
+            c for c in self.cleanings if c["partition"] == partition and log_dir_key(c) == place
+        ]
 
     def partition_rows(self, cluster: str, partition: int) -> list[dict[str, Any]]:
         """The rows of ``__consumer_offsets-<partition>`` of ``cluster``: one per log dir."""
@@ -154,11 +164,12 @@ def merge(runs: Sequence[LoadedRun]) -> View:
     """The view of ``runs`` (at least one)."""
     members = [r.tables for r in runs]
     owner = current_log_dirs(members)
-    segments, indexes, groups = [], [], []
+    segments, indexes, groups, cleanings = [], [], [], []
     for run in runs:
         mine = {k for k, v in owner.items() if v is run.tables}
         segments += [s for s in run.segments if log_dir_key(s) in mine]
         indexes += [i for i in run.indexes if log_dir_key(i) in mine]
+        cleanings += [c for c in run.cleanings if log_dir_key(c) in mine]
         whole = all(log_dir_key(b) in mine for b in run.tables.brokers)
         groups.append(run.groups if whole else _only(run.groups, {k[2] for k in mine}))
     brokers = broker_rows(members, owner)
@@ -175,6 +186,7 @@ def merge(runs: Sequence[LoadedRun]) -> View:
         groups=GroupIndex.build(table),
         cross_findings=cross,
         group_count=group_count(table),
+        cleanings=cleanings,
     )
 
 

@@ -9,7 +9,8 @@ under ``RESULTS/publishers/P/`` (``HOME`` below):
     HOME/LATEST                    the id of the newest complete run (replaced atomically)
     HOME/runs/<run_id>/            one complete run (renamed into place when whole)
         manifest.json              MANIFEST_FIELDS; "schema_version": SCHEMA_VERSION
-        <table>.parquet            one per TABLES entry
+        <table>.parquet            one per TABLES entry (a run of an older scan lacks the
+                                   tables and columns added since: ADDED_TABLES, ADDED_COLUMNS)
         reports/<n>.json           the audit report of input n (the JSON of ``audit --json``
                                    less ``groups``: those are the groups table's alone)
     HOME/failures/<run_id>.json    a scan that failed (FAILURE_FIELDS), written atomically
@@ -64,6 +65,52 @@ def publisher_home(results: Path, publisher: str) -> Path:
     return results / PUBLISHERS / publisher if publisher else results
 
 
+#: What the broker's own logs say (``audit.history_report``), per log dir: its cleaner log
+#: (``brokers[].cleaner_log``: which files, in which zone, as of when; the threads of its last
+#: run; its pace against the commit rate) and the coordinator load model fitted to its own
+#: loads (``brokers[].coordinator_loads``). Null where no such log was read.
+_BROKER_HISTORY_COLUMNS: Final = (
+    ("cleaner_log_files_json", "string"),
+    ("cleaner_log_how", "string"),
+    ("log_timezone", "string"),
+    ("cleaner_log_as_of_ms", "int64"),
+    ("cleaner_threads_alive", "int64"),
+    ("cleaner_threads_dead", "int64"),
+    ("cleaner_threads_json", "string"),
+    ("cleaner_throughput_bytes_per_second", "float64"),
+    ("cleaner_capacity_bytes_per_second", "float64"),
+    ("cleaner_busy_ratio", "float64"),
+    ("commit_bytes_per_second", "float64"),
+    ("cleaner_keeps_up", "bool"),
+    ("cleaner_keeping_up", "string"),
+    ("uncleanable_partitions", "int64"),
+    ("load_model", "string"),
+    ("load_model_basis", "string"),
+    ("load_model_expected_error", "float64"),
+)
+#: Per partition (``partitions[].cleaner_log``): the broker's last real cleaning of it, beside
+#: the emulation's, and its uncleanable mark. Null where no cleaner log was read.
+_PARTITION_HISTORY_COLUMNS: Final = (
+    ("cleanings_in_log", "int64"),
+    ("last_cleaning_began_ms", "int64"),
+    ("last_cleaning_ended_ms", "int64"),
+    ("last_cleaning_end", "string"),
+    ("last_cleaning_passes", "int64"),
+    ("last_cleaning_start_offset", "int64"),
+    ("last_cleaning_end_offset", "int64"),
+    ("last_cleaning_seconds", "float64"),
+    ("last_cleaning_mb_per_second", "float64"),
+    ("last_cleaning_json", "string"),
+    ("last_completed_cleaning_ms", "int64"),
+    ("prediction_agreement", "string"),
+    ("prediction_difference", "string"),
+    ("prediction_detail", "string"),
+    ("prediction_json", "string"),
+    ("marked_uncleanable_since_ms", "int64"),
+    ("marked_uncleanable_exception", "string"),
+    ("load_estimate_expected_error", "float64"),
+)
+
 #: table -> ((column, type), ...). Types: int64, float64, bool, string, list<int64>; every
 #: column may be null. Columns named as in the audit JSON (``cleaner.*`` flattened).
 TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
@@ -104,6 +151,7 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("offsets_topic_num_partitions_origin", "string"),
         ("kraft_metadata_read_to", "int64"),
         ("kraft_offsets_topic_json", "string"),
+        *_BROKER_HISTORY_COLUMNS,
     ),
     "partitions": (
         ("input", "int64"),
@@ -149,6 +197,7 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("top_writers_json", "string"),
         ("unknown_record_types", "int64"),
         ("unknown_record_types_json", "string"),
+        *_PARTITION_HISTORY_COLUMNS,
     ),
     "segments": (
         ("input", "int64"),
@@ -218,8 +267,37 @@ TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("field", "string"),
         ("group", "string"),
     ),
+    "cleanings": (
+        ("input", "int64"),
+        ("log_dir", "string"),
+        ("broker_id", "int64"),
+        ("cluster_id", "string"),
+        ("partition", "int64"),
+        ("thread", "int64"),
+        ("began_at", "string"),
+        ("began_at_ms", "int64"),
+        ("ended_at_ms", "int64"),
+        ("end", "string"),
+        ("start_offset", "int64"),
+        ("upper_bound", "int64"),
+        ("end_offset", "int64"),
+        ("segments", "int64"),
+        ("buffer_utilization", "float64"),
+        ("start_mb", "float64"),
+        ("start_messages", "int64"),
+        ("end_mb", "float64"),
+        ("end_messages", "int64"),
+        ("mb_read", "float64"),
+        ("seconds", "float64"),
+        ("mb_per_second", "float64"),
+        ("failure", "string"),
+        ("file", "string"),
+        ("position", "int64"),
+    ),
 }
 
+#: Tables added since schema version 1: a run of an older scan has none (read as empty).
+ADDED_TABLES: Final = ("cleanings",)
 #: the recommendation with a day's growth, in both the brokers and the partitions table
 _HEADROOM_COLUMNS: Final = (
     "recommended_dedupe_buffer_size_with_headroom",
@@ -238,9 +316,10 @@ ADDED_COLUMNS: Final[dict[str, frozenset[str]]] = {
             "offsets_topic_num_partitions_origin",
             "kraft_metadata_read_to",
             "kraft_offsets_topic_json",
+            *(c for c, _ in _BROKER_HISTORY_COLUMNS),
         }
     ),
-    "partitions": frozenset(_HEADROOM_COLUMNS),
+    "partitions": frozenset({*_HEADROOM_COLUMNS, *(c for c, _ in _PARTITION_HISTORY_COLUMNS)}),
 }
 
 #: The manifest's fields (see ``manifest``).
@@ -310,6 +389,7 @@ def broker_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any
             ),
             "exit_status": report["exit_status"],
             **topic_columns(broker.get("offsets_topic")),
+            **broker_history_row(broker),
         }
 
 
@@ -331,6 +411,38 @@ def topic_columns(topic: Mapping[str, Any] | None) -> dict[str, Any]:
         "offsets_topic_num_partitions_origin": topic["num_partitions_origin"],
         "kraft_metadata_read_to": None if kraft is None else kraft["read_to"],
         "kraft_offsets_topic_json": None if kraft is None else json.dumps(kraft),
+    }
+
+
+def broker_history_row(broker: Mapping[str, Any]) -> dict[str, Any]:
+    """The broker's history columns (``_BROKER_HISTORY_COLUMNS``) of a report's broker."""
+    log = broker.get("cleaner_log")
+    loads = broker.get("coordinator_loads") or {}
+    model = loads.get("model") or {}
+    row: dict[str, Any] = {c: None for c, _ in _BROKER_HISTORY_COLUMNS}
+    row["load_model"] = model.get("describe")
+    row["load_model_basis"] = model.get("basis")
+    row["load_model_expected_error"] = model.get("expected_error")
+    if log is None:
+        return row
+    pace = log["throughput"] or {}
+    commit = log["commit_rate"] or {}
+    return {
+        **row,
+        "cleaner_log_files_json": json.dumps(log["files"]),
+        "cleaner_log_how": log["how"],
+        "log_timezone": log["timezone"],
+        "cleaner_log_as_of_ms": log["as_of_ms"],
+        "cleaner_threads_alive": log["threads_alive"],
+        "cleaner_threads_dead": log["threads_dead"],
+        "cleaner_threads_json": json.dumps(log["threads"]),
+        "cleaner_throughput_bytes_per_second": pace.get("consumed_bytes_per_second"),
+        "cleaner_capacity_bytes_per_second": pace.get("capacity_bytes_per_second"),
+        "cleaner_busy_ratio": pace.get("busy_ratio"),
+        "commit_bytes_per_second": commit.get("bytes_per_second"),
+        "cleaner_keeps_up": log["keeps_up"],
+        "cleaner_keeping_up": log["keeping_up"],
+        "uncleanable_partitions": len(log["uncleanable"]),
     }
 
 
@@ -373,7 +485,44 @@ def partition_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, 
             "alternatives_json": json.dumps(cleaner["alternatives"]),
             "pass_details_json": json.dumps(cleaner["pass_details"]),
             "top_writers_json": json.dumps(p["top_writers"]),
+            **partition_history_row(p),
         }
+
+
+def partition_history_row(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The partition's history columns (``_PARTITION_HISTORY_COLUMNS``) of a report's
+    partition."""
+    log = p.get("cleaner_log")
+    row: dict[str, Any] = {c: None for c, _ in _PARTITION_HISTORY_COLUMNS}
+    row["load_estimate_expected_error"] = (p["load_estimate"].get("model") or {}).get(
+        "expected_error"
+    )
+    if log is None:
+        return row
+    last, prediction = log["last_cleaning"], log["prediction"]
+    row.update(
+        cleanings_in_log=log["cleanings"],
+        prediction_agreement=prediction["agreement"],
+        prediction_difference=prediction["difference"],
+        prediction_detail=prediction["detail"],
+        prediction_json=json.dumps(prediction),
+        marked_uncleanable_since_ms=log["uncleanable_since_ms"],
+        marked_uncleanable_exception=log["uncleanable_exception"],
+        last_completed_cleaning_ms=log["last_completed_at_ms"],
+    )
+    if last is not None:
+        row.update(
+            last_cleaning_began_ms=last["began_at_ms"],
+            last_cleaning_ended_ms=last["ended_at_ms"],
+            last_cleaning_end=last["end"],
+            last_cleaning_passes=len(last["passes"]),
+            last_cleaning_start_offset=last["dirty_section"][0],
+            last_cleaning_end_offset=last["dirty_section"][1],
+            last_cleaning_seconds=last["elapsed_seconds"],
+            last_cleaning_mb_per_second=last["mb_per_second"],
+            last_cleaning_json=json.dumps(last),
+        )
+    return row
 
 
 _PARTITION_FIELDS: Final = (
@@ -452,6 +601,14 @@ def finding_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, An
         yield {**place, **{k: f.get(k) for k, _ in TABLES["findings"] if k not in place}}
 
 
+def cleaning_rows(index: int, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The report's ``cleanings`` (each offsets partition's newest cleanings in the broker's
+    cleaner log; a report of before them has none)."""
+    place = where(index, report)
+    for c in report.get("cleanings", ()):
+        yield {**place, **{k: c.get(k) for k, _ in TABLES["cleanings"] if k not in place}}
+
+
 #: table -> the function building its rows from (input index, report); ``groups`` and
 #: ``segments`` are built apart (``group_columns``; the scan's per-segment results)
 ROWS: Final = {
@@ -459,4 +616,5 @@ ROWS: Final = {
     "partitions": partition_rows,
     "indexes": index_rows,
     "findings": finding_rows,
+    "cleanings": cleaning_rows,
 }

@@ -69,9 +69,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="[LOGDIR=]FILE",
         help="the broker's server.log (or kafkaServer.out) of every LOGDIR, or of one"
-        " (repeatable): its version line pins the Kafka version, its coordinator load times"
-        " calibrate the load estimates, as for `audit`; default: one found beside each log dir"
-        " (server.log or kafkaServer.out there or in logs/ there), for the version only",
+        " (repeatable): its version line pins the Kafka version, its starts, load order and"
+        " coordinator load times are read as `audit` reads them; default: one found beside each"
+        " log dir (server.log or kafkaServer.out there or in logs/ there)",
+    )
+    parser.add_argument(
+        "--cleaner-log",
+        action="append",
+        default=[],
+        metavar="[LOGDIR=]FILE",
+        help="the broker's log-cleaner.log of every LOGDIR, or of one (repeatable: several"
+        " FILEs for one LOGDIR are read together, as `audit --cleaner-log F1 F2` reads them; one"
+        " FILE: the live log, its rotated files read too); default: one found beside the log"
+        " dir's server log, or beside the log dir or in logs/ there",
+    )
+    parser.add_argument(
+        "--log-timezone",
+        default="UTC",
+        metavar="ZONE",
+        help="the time zone the brokers' logs are written in (default %(default)s), as for `audit`",
     )
     parser.add_argument(
         "--set",
@@ -180,6 +196,8 @@ class UsageError(Exception):
 
 
 def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
+    from offsets_auditor.broker_logs.reading import cleaner_log_exists
+    from offsets_auditor.broker_logs.zones import parse_zone
     from offsets_auditor.logdir import fs
     from offsets_auditor.logdir.meta_properties import parse_java_properties
     from offsets_auditor.logdir.shape import looks_like_log_dir, not_a_log_dir_message
@@ -226,6 +244,15 @@ def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
     for log in set(logs.values()):
         if log is not None and not log.is_file():
             raise UsageError(f"--server-log {log}: no such file")
+    cleaner = cleaner_logs(args.cleaner_log, log_dirs)
+    for files in cleaner.values():
+        for log in files:
+            if not cleaner_log_exists(log):
+                raise UsageError(f"--cleaner-log {log}: no such file")
+    try:
+        parse_zone(args.log_timezone)
+    except ValueError as error:
+        raise UsageError(f"--log-timezone: {error}") from error
     overrides = []
     for item in args.set:
         key, sep, value = item.partition("=")
@@ -247,6 +274,8 @@ def scan_options(args: argparse.Namespace, failures: Failures) -> Any:
         overrides=tuple(overrides),
         versions=versions,
         server_logs=logs,
+        cleaner_logs=cleaner,
+        log_timezone=args.log_timezone,
         with_groups=not args.no_groups,
         read=ReadOptions(backend=args.reader),
         keep=args.keep,
@@ -549,6 +578,22 @@ def server_logs(given: list[str], log_dirs: list[Path]) -> dict[Path, Path | Non
         else:
             everyone = Path(item)
     return {d: logs.get(d, everyone) for d in log_dirs}
+
+
+def cleaner_logs(given: list[str], log_dirs: list[Path]) -> dict[Path, tuple[Path, ...]]:
+    """``--cleaner-log FILE`` (every log dir) and ``--cleaner-log LOGDIR=FILE`` (one), each
+    repeatable: the files of each log dir in the order given (empty: found beside it)."""
+    everyone: list[Path] = []
+    logs: dict[Path, list[Path]] = {}
+    for item in given:
+        where, sep, file = item.partition("=")
+        path = local_path(where) if sep else None
+        target = path.resolve() if path is not None else None
+        if target in log_dirs:
+            logs.setdefault(target, []).append(Path(file))
+        else:
+            everyone.append(Path(item))
+    return {d: tuple(logs.get(d, everyone)) for d in log_dirs}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import published
-from offsets_auditor.audit.load_calibration import calibrate_from_server_log
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.audit.replicas import replica_findings
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
@@ -66,8 +65,12 @@ class ScanOptions:
     properties: tuple[tuple[str, str], ...] = ()
     overrides: tuple[tuple[str, str], ...] = ()
     versions: dict[Path, KafkaVersion | None] = field(default_factory=dict)
-    #: each log dir's ``--server-log`` (None: one found beside it, if any, for the version)
+    #: each log dir's ``--server-log`` (None: one found beside it, if any)
     server_logs: dict[Path, Path | None] = field(default_factory=dict)
+    #: each log dir's ``--cleaner-log`` files (empty: one found beside it, if any)
+    cleaner_logs: dict[Path, tuple[Path, ...]] = field(default_factory=dict)
+    #: the zone the brokers' logs are written in (``--log-timezone``)
+    log_timezone: str = "UTC"
     with_groups: bool = True
     read: ReadOptions = DEFAULT_READ
     load_rate: float = DEFAULT_LOAD_BYTES_PER_SECOND
@@ -236,16 +239,10 @@ def run_scan(
         )
         detection = source.plan.detection
         audit = replace(audit, findings=(*detection.findings(), *audit.findings))
-        load_rate, load_basis = options.load_rate, None
-        server_log = options.server_logs.get(source.path)
-        if server_log is not None:  # as `audit --server-log` calibrates
-            calibrated = calibrate_from_server_log(server_log, [audit], source.plan.config)
-            if calibrated is not None:
-                load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
         report = report_json(
             [audit],
-            load_rate,
-            load_basis,
+            options.load_rate,
+            None,
             detection,
             source.plan.emulated_versions,
             with_groups=False,  # taken apart: the groups table (``group_parts``)
@@ -314,6 +311,8 @@ def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> In
         overrides=options.overrides,
         kafka_version=options.versions.get(path),
         server_log=options.server_logs.get(path),
+        cleaner_logs=options.cleaner_logs.get(path, ()),
+        log_timezone=options.log_timezone,
         with_groups=options.with_groups,
     )
     plan = plan_audit([path], settings, now_ms)

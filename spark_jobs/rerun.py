@@ -1,14 +1,15 @@
 """A rescan with nothing changed: the latest run published again, nothing read or folded.
 
 A run's results are a function of its inputs: every file under each log dir (its name, size,
-inode, modification and change times), whether a broker holds its ``.lock`` (a broker killed
-changes no file), the options, and the code. ``run_key`` digests them
-all, taken before anything is read, so that a file changing while the scan reads it makes the
-next key differ. The time of the scan is left out: it matters only where a partition's outcome
-reads the clock (a compaction lag, an open transaction's age; ``PartitionOutcome.reads_clock``),
-and the manifest records whether any did. A scan whose key is the latest run's, and whose clock
-did not matter or has not moved, republishes that run (``publish.republish``) instead of
-scanning.
+inode, modification and change times), the broker's own logs read beside it (its server log, its
+cleaner log and that log's rotated files: ``audit.plan.broker_log_files``), whether a broker
+holds its ``.lock`` (a broker killed changes no file), the options, and the code. ``run_key``
+digests them all, taken before anything is read, so that a file changing while the scan reads it
+makes the next key differ. The time of the scan is left out: it matters only where a partition's
+outcome reads the clock (a compaction lag, an open transaction's age;
+``PartitionOutcome.reads_clock``), and the manifest records whether any did. A scan whose key is
+the latest run's, and whose clock did not matter or has not moved, republishes that run
+(``publish.republish``) instead of scanning.
 
 The key is strict on purpose: on a running broker its checkpoint files are rewritten every few
 seconds, so a live log dir is scanned every time (its unchanged segments still come from the
@@ -29,9 +30,12 @@ import pyarrow.parquet as pq
 import xxhash
 
 from offsets_auditor import published
+from offsets_auditor.broker_logs.files import rotated_set
+from offsets_auditor.broker_logs.reading import find_cleaner_log
 from offsets_auditor.logdir.fs import probe_lock
 from offsets_auditor.logdir.layout import LOCK_FILE
 from offsets_auditor.logdir.liveness import judge
+from offsets_auditor.logdir.server_log import find_server_log, log_dir_parent
 from spark_jobs import publish
 
 
@@ -47,7 +51,36 @@ def run_key(log_dirs: Sequence[Path], options: Any, code: str) -> str:
         digest.update(judge(probe_lock(log_dir / LOCK_FILE)).state.encode())
         for entry in _tree(log_dir):
             digest.update(entry)
+        for path in broker_logs(log_dir, options):
+            digest.update(b"\0broker log\0" + _stat_entry(path))
     return digest.hexdigest()
+
+
+def broker_logs(log_dir: Path, options: Any) -> list[Path]:
+    """The broker's logs a scan of ``log_dir`` may read (given, or where the plan looks for
+    them), the cleaner log with its rotated files: what the plan reads is among them."""
+    server = options.server_logs.get(log_dir) or find_server_log(log_dir)
+    found: list[Path] = [server] if server is not None else []
+    cleaner = tuple(options.cleaner_logs.get(log_dir, ()))
+    if not cleaner:
+        beside = (
+            find_cleaner_log(server.parent, ("",))
+            if server is not None
+            else find_cleaner_log(log_dir_parent(log_dir))
+        )
+        cleaner = (beside,) if beside is not None else ()
+    for path in cleaner:
+        found.extend([info.path for info in rotated_set(path)] or [path])
+    return found
+
+
+def _stat_entry(path: Path) -> bytes:
+    try:
+        st = os.stat(path)
+    except OSError as error:
+        return os.fsencode(path) + f"\0missing {error.errno}".encode()
+    fields = (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    return os.fsencode(path) + b"\0" + repr(fields).encode()
 
 
 def _tree(root: Path) -> list[bytes]:

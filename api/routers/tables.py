@@ -97,6 +97,9 @@ def partition_detail(run: View, p: dict[str, Any]) -> dict[str, Any]:
         "pass_details": _json(p["pass_details_json"], []),
         "top_writers": _json(p["top_writers_json"], []),
         "unknown_record_types_by_type": _json(p["unknown_record_types_json"], {}),
+        "last_cleaning": _json(p["last_cleaning_json"], None),
+        "prediction": _json(p["prediction_json"], None),
+        "cleanings": run.cleanings_of(p, p["partition"]),
         "findings": run.findings_of(p, p["partition"]),
     }
 
@@ -117,7 +120,9 @@ async def partition(
     cluster: ClusterFilter = None,
 ) -> dict[str, Any]:
     """``__consumer_offsets-<n>`` in every log dir holding it, with its decoded details (the
-    passes as the broker would log them, alternatives by version, top writers) and findings."""
+    passes as the broker would log them, alternatives by version, top writers), the broker's
+    last real cleaning of it beside the predicted one and its newest cleanings (from the
+    broker's cleaner log), and findings."""
     rows = _filter(run.partitions, cluster_id=cluster, partition=n)
     if not rows:
         numbers = sorted({p["partition"] for p in _filter(run.partitions, cluster_id=cluster)})

@@ -69,10 +69,12 @@ def with_cleaner_alternatives(
     audit: BrokerAudit,
     stretches: Sequence[tuple[Span, CleanerConfig]],
     emulated: Mapping[CleanerConfig, Sequence[Emulated]],
+    loaded: Sequence[tuple[str, int]] | None = None,
 ) -> BrokerAudit:
     """``audit`` (emulated at the first stretch's version) with each partition's verdicts for
     every stretch, where they differ. ``stretches`` are oldest first and cover the range;
-    ``emulated`` holds the log dir's partitions emulated at each stretch's config."""
+    ``emulated`` holds the log dir's partitions emulated at each stretch's config; ``loaded``
+    the broker's load order, when known (``audit.partition.pool_rankings``)."""
     if len(stretches) < 2:
         return audit
     per_stretch: list[tuple[Span, dict[str, _Row]]] = []
@@ -92,7 +94,7 @@ def with_cleaner_alternatives(
             table = verdicts_of(
                 emulated[config],
                 config,
-                pool_rankings(audit.log_dir, list(emulated[config]), config),
+                pool_rankings(audit.log_dir, list(emulated[config]), config, loaded),
             )
         per_stretch.append((span, table))
     partitions: list[PartitionAudit] = []

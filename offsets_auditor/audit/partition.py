@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from offsets_auditor.audit.broker_history import BrokerHistory
 from offsets_auditor.audit.damage import CleanerView
 from offsets_auditor.audit.topic_evidence import TopicEvidence
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
@@ -117,6 +118,8 @@ class BrokerAudit:
     topic: TopicEvidence | None = None
     #: the recommendation with a day's growth: that of the partition needing the most
     headroom: Headroom | None = None
+    #: what the broker's own logs say (``audit.broker_history``); None: none was read
+    history: BrokerHistory | None = None
 
 
 def headroom_of(e: Emulated, config: CleanerConfig) -> Headroom:

@@ -10,11 +10,13 @@ that does not parse), with the message to show.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from offsets_auditor.broker_logs.reading import find_cleaner_log
+from offsets_auditor.broker_logs.zones import LogZone, parse_zone
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
-from offsets_auditor.logdir.server_log import find_server_log
+from offsets_auditor.logdir.server_log import find_server_log, log_dir_parent
 from offsets_auditor.version_detection import Detection, detect, detect_version
 from offsets_auditor.version_detection.spans import CLEANER_CHANGES, STARTUP_CHANGES, Span, spans
 from offsets_auditor.versions import KafkaVersion
@@ -27,18 +29,38 @@ class PlanError(ValueError):
 @dataclass(frozen=True, slots=True)
 class AuditSettings:
     """What the operator says about the brokers: ``server.properties`` pairs (file order),
-    overrides (``--set`` and friends), the version if known, the broker's server log, whether
-    to recover groups too, and the offsets topic's partition count if known."""
+    overrides (``--set`` and friends), the version if known, the broker's server log and
+    cleaner log (``--cleaner-log``: the live file, or the files to read), the time zone its
+    logs are written in, whether to recover groups too, and the offsets topic's partition
+    count if known."""
 
     properties: tuple[tuple[str, str], ...] = ()
     overrides: tuple[tuple[str, str], ...] = ()
     kafka_version: KafkaVersion | None = None
     server_log: Path | None = None
+    cleaner_logs: tuple[Path, ...] = ()
+    #: the broker's log4j clock (``--log-timezone``): an IANA name, ``UTC`` or ``+HH:MM``
+    log_timezone: str = "UTC"
     with_groups: bool = True
     #: ``__consumer_offsets``' real partition count when known (None: the partition dirs tell,
     #: see ``groups.recover.plan``); :func:`plan_audit` sets it from
     #: ``offsets.topic.num.partitions`` when that is set
     partitions_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerLogFiles:
+    """The broker's own logs the audit reads beside its log dirs, and how each was had
+    (``--server-log``/``--cleaner-log``, or found beside): ``server_log`` for its starts, load
+    order and coordinator load times (``None``: none, or one version detection set aside as
+    another broker's), ``cleaner_logs`` for what its cleaner did (one file: the live log,
+    its rotated files read too; several: those files), read in ``zone``."""
+
+    server_log: Path | None = None
+    server_log_how: str | None = None
+    cleaner_logs: tuple[Path, ...] = ()
+    cleaner_log_how: str | None = None
+    zone: LogZone = field(default_factory=LogZone.utc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +76,7 @@ class AuditPlan:
     cleaner_stretches: tuple[tuple[Span, CleanerConfig], ...]
     startup_stretches: tuple[Span, ...]
     now_ms: int
+    broker_logs: BrokerLogFiles = field(default_factory=BrokerLogFiles)
 
     @property
     def configs(self) -> tuple[CleanerConfig, ...]:
@@ -75,18 +98,21 @@ def plan_audit(
 ) -> AuditPlan:
     """The plan for ``log_dirs`` (the version detected from them and the server log unless
     ``detection`` is given). Without ``settings.server_log``, the broker's own log is looked
-    for beside the log dirs (``logdir.server_log``) and read for its version line only."""
+    for beside the log dirs (``logdir.server_log``); without ``settings.cleaner_logs``, its
+    ``log-cleaner.log`` beside that log, or beside the log dirs
+    (``broker_logs.reading.find_cleaner_log``)."""
+    server_log, how = settings.server_log, "--server-log"
+    if server_log is None:
+        beside = (find_server_log(d) for d in log_dirs)
+        server_log = next((s for s in beside if s is not None), None)
+        how = "found beside the log dir"
     if detection is not None:
         found = detection
     else:
-        server_log, how = settings.server_log, "--server-log"
-        if server_log is None:
-            beside = (find_server_log(d) for d in log_dirs)
-            server_log = next((s for s in beside if s is not None), None)
-            how = "found beside the log dir"
         found = detect_version(log_dirs, server_log, settings.kafka_version)
         if server_log is not None:
             found = replace(found, server_log=(str(server_log), how))
+    broker_logs = broker_log_files(log_dirs, settings, found, server_log, how)
     properties = list(settings.properties)
     overrides = dict(settings.overrides)
     try:
@@ -113,7 +139,40 @@ def plan_audit(
         cleaner_stretches=tuple(cleaner_stretches),
         startup_stretches=tuple(startup),
         now_ms=now_ms,
+        broker_logs=broker_logs,
     )
+
+
+def broker_log_files(
+    log_dirs: Sequence[Path],
+    settings: AuditSettings,
+    detection: Detection,
+    server_log: Path | None,
+    how: str,
+) -> BrokerLogFiles:
+    """Which of the broker's own logs the audit reads. A server log that version detection set
+    aside (it contradicts the log dir: another broker's, or a run before an upgrade) is not
+    read for anything else, nor is a cleaner log found beside it."""
+    try:
+        zone = parse_zone(settings.log_timezone)
+    except ValueError as error:
+        raise PlanError(f"--log-timezone: {error}") from None
+    if server_log is not None and any(e.file == str(server_log) for e in detection.set_aside):
+        given = "--cleaner-log" if settings.cleaner_logs else None
+        return BrokerLogFiles(None, None, settings.cleaner_logs, given, zone)
+    if settings.cleaner_logs:
+        return BrokerLogFiles(server_log, how, settings.cleaner_logs, "--cleaner-log", zone)
+    if server_log is not None:
+        cleaner = find_cleaner_log(server_log.parent, ("",))
+        where = "found beside the server log"
+    else:
+        beside = (find_cleaner_log(log_dir_parent(d)) for d in log_dirs)
+        cleaner = next((c for c in beside if c is not None), None)
+        where = "found beside the log dir"
+    server_how = how if server_log is not None else None
+    if cleaner is None:
+        return BrokerLogFiles(server_log, server_how, (), None, zone)
+    return BrokerLogFiles(server_log, server_how, (cleaner,), where, zone)
 
 
 def given_plan(

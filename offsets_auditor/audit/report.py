@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from offsets_auditor.audit.broker_history import BrokerHistory
+from offsets_auditor.audit.history_report import (
+    broker_cleaner_log,
+    broker_coordinator_loads,
+    cleanings_json,
+    partition_cleaner_log,
+)
+from offsets_auditor.audit.load_calibration import PartitionSize, units
 from offsets_auditor.audit.partition import BrokerAudit, PartitionAudit
+from offsets_auditor.broker_logs.load_models import MIN_LOAD_MS
 from offsets_auditor.cleaner.capacity import max_desired_map_size
 from offsets_auditor.cleaner.headroom import Headroom
 from offsets_auditor.cleaner.passes import PassResult
@@ -26,9 +35,10 @@ def report_json(
     with_groups: bool = True,
 ) -> dict[str, Any]:
     """The audit document (without ``groups`` when not ``with_groups``: for a reader that
-    takes them elsewhere, or not at all). ``load_basis`` says where ``load_rate`` (bytes/s)
-    comes from when it was calibrated on the broker's own load times. ``detection`` is how the
-    version was found (``kafka_version``: ``used``, ``basis``, ``given``, ``range``, ``evidence``,
+    takes them elsewhere, or not at all). ``load_rate`` (bytes/s, ``load_basis`` saying where
+    it comes from) is the assumed load rate, used where the broker's own load times fit no
+    model (``audit.broker_history``). ``detection`` is how the version was found
+    (``kafka_version``: ``used``, ``basis``, ``given``, ``range``, ``evidence``,
     ``set_aside``, and ``emulated``: the versions the cleaner was emulated at)."""
     findings = [f for a in audits for f in a.findings]
     used = str(audits[0].config.kafka_version) if audits else None
@@ -52,11 +62,16 @@ def report_json(
         "kafka_version": version,
         "brokers": [broker_json(a) for a in audits],
         "partitions": [
-            partition_json(p, load_rate, load_basis) for a in audits for p in a.partitions
+            partition_json(p, load_rate, load_basis, a.history)
+            for a in audits
+            for p in a.partitions
         ],
         **groups,
         "indexes": [
             {"broker_id": a.log_dir.broker_id, **index} for a in audits for index in a.indexes
+        ],
+        "cleanings": [
+            row for a in audits for row in cleanings_json(a.history, a.log_dir.broker_id)
         ],
         "findings": [f.to_dict() for f in findings],
         "exit_status": exit_status(findings),
@@ -108,11 +123,16 @@ def broker_json(a: BrokerAudit) -> dict[str, Any]:
             "with_headroom": headroom_json(a.headroom),
         },
         "offsets_topic": None if a.topic is None else a.topic.to_json(),
+        "cleaner_log": broker_cleaner_log(a.history),
+        "coordinator_loads": broker_coordinator_loads(a.history),
     }
 
 
 def partition_json(
-    p: PartitionAudit, load_rate: float, load_basis: str | None = None
+    p: PartitionAudit,
+    load_rate: float,
+    load_basis: str | None = None,
+    history: BrokerHistory | None = None,
 ) -> dict[str, Any]:
     e = p.emulated
     scan = e.scan
@@ -157,23 +177,59 @@ def partition_json(
             "arithmetic": p.advice.arithmetic,
             "with_headroom": headroom_json(p.headroom),
         },
-        "load_estimate": load_estimate(p, load_rate, load_basis),
+        "load_estimate": load_estimate(p, load_rate, load_basis, history),
         "space": {
             "active_segment_bytes": scan.segments[-1].size,
             "floor_bytes": e.size_after_cleaning,
             "reclaimable_bytes": max(scan.size_bytes - e.size_after_cleaning, 0),
         },
         "top_writers": top_writers(p),
+        "cleaner_log": partition_cleaner_log(history, p.name),
     }
 
 
 def load_estimate(
-    p: PartitionAudit, load_rate: float, load_basis: str | None = None
+    p: PartitionAudit,
+    load_rate: float,
+    load_basis: str | None = None,
+    history: BrokerHistory | None = None,
 ) -> dict[str, Any]:
     """What a new leader reads before it serves this partition's groups: the whole log, from
-    its start to its end (``GroupMetadataManager.loadGroupsAndOffsets``)."""
+    its start to its end (``GroupMetadataManager.loadGroupsAndOffsets``). Timed by the model
+    that best fits the broker's own load times when its server log holds enough of them
+    (``broker_logs.load_models``), else at ``load_rate``."""
     size = p.scan.size_bytes
     after = p.emulated.size_after_cleaning
+    calibration = history.loads if history is not None else None
+    model = calibration.best if calibration is not None else None
+    if calibration is not None and model is not None:
+        sized = PartitionSize(
+            p.emulated.partition.partition, size, p.scan.records, len(p.scan.writers)
+        )
+        return {
+            "bytes": size,
+            "records": p.scan.records,
+            "seconds": round(model.predict_seconds(units(model, sized, size)), 3),
+            "bytes_after_cleaning": after,
+            "seconds_after_cleaning": round(model.predict_seconds(units(model, sized, after)), 3),
+            "basis": f"{model.describe()}: the model that best fits this broker's own loads"
+            f" in {calibration.source} (partition sizes as they are on disk now; after"
+            " cleaning, records in proportion to bytes)",
+            "model": {
+                "basis": model.basis.value,
+                "affine": model.affine,
+                "fixed_ms": round(model.fixed_ms, 3),
+                "ms_per_unit": model.ms_per_unit,
+                "expected_error": round(model.expected_error, 4),
+            },
+        }
+    measured = calibration.rate if calibration is not None else None
+    if measured is not None:
+        load_rate = measured.bytes_per_second
+        load_basis = (
+            f"{measured.basis}; too few of them take {MIN_LOAD_MS} ms or more to fit and judge a"
+            " model (2 needed): the expected error is not known"
+        )
     return {
         "bytes": size,
         "records": p.scan.records,
@@ -181,10 +237,19 @@ def load_estimate(
         "bytes_after_cleaning": after,
         "seconds_after_cleaning": round(after / load_rate, 3),
         "basis": f"reading the whole partition at {load_rate / 1048576:,.2f} MiB/s, "
-        + (
-            load_basis or "assumed (give --server-log to calibrate on this broker's own load times)"
-        ),
+        + (load_basis or _assumed(history)),
+        "model": None,
     }
+
+
+def _assumed(history: BrokerHistory | None) -> str:
+    calibration = history.loads if history is not None else None
+    if calibration is None:
+        return "assumed (give --server-log to calibrate on this broker's own load times)"
+    return (
+        f"assumed: {calibration.source} holds no coordinator load of a non-empty partition"
+        " here to calibrate on"
+    )
 
 
 def top_writers(p: PartitionAudit, limit: int = 5) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from offsets_auditor.audit.alternatives import with_cleaner_alternatives, with_startup_alternatives
+from offsets_auditor.audit.broker_history import broker_history, read_broker_logs
 from offsets_auditor.audit.damage import damage_findings, place_of
 from offsets_auditor.audit.group_recovery import GroupsPlan, collect, plan
 from offsets_auditor.audit.partition import (
@@ -240,8 +241,12 @@ def conclude(
     findings_before: Sequence[Finding] = (),
 ) -> BrokerAudit:
     """Stage C: the log dir's audit from its partitions' outcomes (``findings_before``: what
-    reading them found, e.g. files that changed while read)."""
+    reading them found, e.g. files that changed while read), beside what the broker's own logs
+    say (``audit.broker_history``: its load order decides ties among equally dirty partitions,
+    0.9-0.10.1)."""
     config = audit_plan.config
+    logs = read_broker_logs(audit_plan.broker_logs, config.kafka_version)
+    loaded = logs.loaded if logs is not None else None
     outcomes = [o for o in outcomes]
     as_read = {o.partition.name: o.partition for o in outcomes}
     model = replace(
@@ -253,7 +258,7 @@ def conclude(
         findings.extend(outcome.findings)
     emulated = [o.emulated[0] for o in outcomes if o.emulated]
     capacity = max_desired_map_size(config.memory_per_thread, config.load_factor)
-    races = thread_outcomes(emulated, config, pool_rankings(model, emulated, config))
+    races = thread_outcomes(emulated, config, pool_rankings(model, emulated, config, loaded))
     executed, deaths = races[0][0], races[0][1]
     findings.extend(order_findings(races))
     killers = [e.partition.name for e in emulated if e.kills_thread]
@@ -326,8 +331,12 @@ def conclude(
     by_config = {
         c: [o.emulated[i] for o in outcomes if o.emulated] for i, c in enumerate(audit_plan.configs)
     }
-    audit = with_cleaner_alternatives(audit, audit_plan.cleaner_stretches, by_config)
-    return with_startup_alternatives(audit, audit_plan.startup_stretches)
+    audit = with_cleaner_alternatives(audit, audit_plan.cleaner_stretches, by_config, loaded)
+    audit = with_startup_alternatives(audit, audit_plan.startup_stretches)
+    if logs is None:
+        return audit
+    history = broker_history(logs, model, emulated, config.kafka_version, capacity)
+    return replace(audit, findings=(*audit.findings, *history.findings), history=history)
 
 
 # -- all three, one after the other -------------------------------------------------------

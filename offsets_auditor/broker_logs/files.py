@@ -99,8 +99,10 @@ def rotated_set(path: Path) -> list[fs.FileInfo]:
 
 @dataclass
 class LogRead:
-    """A read of a broker log's files: ``problems`` are the files (or bytes) that could not be
-    read, as findings with file and byte position; ``notes`` say what rotations were seen."""
+    """A read of a broker log's files: ``files`` those read, oldest first, each as the
+    findings name it (the path given, or the rotated file's path beside it); ``problems`` the
+    files (or bytes) that could not be read, as findings with file and byte position;
+    ``notes`` say what rotations were seen."""
 
     files: list[str] = field(default_factory=list)
     problems: list[Finding] = field(default_factory=list)
@@ -135,7 +137,7 @@ def read_rotated(
     live: fs.ReadOnlyFile | None = None
     try:
         for info, handle in opened:
-            read.files.append(info.name)
+            read.files.append(str(info.path))
             if info.name == path.name and not info.name.endswith(".gz"):
                 live = handle
                 break

@@ -278,7 +278,12 @@ def uncleanable_since(
     """The partitions marked uncleanable and not forgotten since: each with its FIRST mark
     since the broker's last start (``broker_starts``, from ``server.log``; without them, the
     last "Starting the log cleaner"). A later mark of the same partition (after a restart) is
-    the one kept when the earlier one was forgotten."""
+    the one kept when the earlier one was forgotten. A mark made once the cleaner was shutting
+    down is left out: the cleaning the shutdown waited for failed on the broker's own stopping
+    (a real 2.3.0 broker: "IllegalStateException: Kafka scheduler is not running." from
+    ``Log.asyncDeleteSegment``: 2.3.0 ``KafkaServer.shutdown`` stops ``kafkaScheduler`` before
+    ``logManager``, whose shutdown stops the cleaner), and the mark, in memory only, ends with
+    the broker a moment later."""
     boundary: datetime | None
     if broker_starts:
         boundary = max(broker_starts)
@@ -289,6 +294,8 @@ def uncleanable_since(
     for run in history.runs:
         for mark in run.uncleanable:
             if boundary is not None and mark.at < boundary:
+                continue
+            if run.shut_down_at is not None and mark.at >= run.shut_down_at:
                 continue
             found.setdefault(mark.partition, mark)
     return found

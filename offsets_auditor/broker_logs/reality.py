@@ -27,6 +27,7 @@ from offsets_auditor.broker_logs.history import (
     CleaningEnd,
     uncleanable_since,
 )
+from offsets_auditor.broker_logs.records import Place
 from offsets_auditor.cleaner.passes import CleanerFailure, PassResult
 from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.versions import KafkaVersion
@@ -56,13 +57,19 @@ def thread_death_findings(history: CleanerHistory) -> list[Finding]:
         assert life.died is not None and life.died_at is not None
         where = f" cleaning {life.died_cleaning}" if life.died_cleaning else ""
         alive = len(run.alive)
+        since = (
+            f"; the cleaner was shut down at {_iso(run.shut_down_at)} (the broker stopped), and"
+            " the next start runs into the same exception unless its cause is gone"
+            if run.shut_down_at is not None
+            else ""
+        )
         found.append(
             Finding(
                 kind=FindingKind.CLEANER_THREAD_DIED,
                 severity=Severity.CRITICAL,
                 detail=f"kafka-log-cleaner-thread-{life.thread} died at {_iso(life.died_at)}"
                 f"{where}: {life.died.text}. It stays dead until the broker restarts;"
-                f" {alive} cleaner thread(s) alive after it",
+                f" {alive} cleaner thread(s) alive after it{since}",
                 file=life.died_place.file if life.died_place else None,
                 position=life.died_place.position if life.died_place else None,
                 partition=life.died_cleaning,
@@ -135,6 +142,8 @@ class RealPass:
     banner_end: int | None
     #: where the partition's next cleaning began (its checkpoint then), when it did
     next_start: int | None = None
+    #: the cleaning's "Beginning cleaning of log" line (its file and byte position)
+    place: Place | None = None
 
 
 def real_passes(
@@ -152,7 +161,7 @@ def real_passes(
                 end = banner_end
             elif following is not None:
                 end = following
-            elif checkpoint is not None and i == len(cleanings) - 1:
+            elif checkpoint is not None and i == len(cleanings) - 1 and _within(c, checkpoint):
                 end = checkpoint
         failure = None
         if c.end in (CleaningEnd.THREAD_DIED, CleaningEnd.MARKED_UNCLEANABLE):
@@ -169,9 +178,18 @@ def real_passes(
                 failure=failure,
                 banner_end=banner_end,
                 next_start=following if c.end is CleaningEnd.COMPLETED else None,
+                place=c.place,
             )
         )
     return tuple(out)
+
+
+def _within(c: Cleaning, checkpoint: int) -> bool:
+    """Whether ``checkpoint`` can be where ``c`` ended: a pass ends past its start and at most
+    at its map's upper bound (a log dir read before the cleaning holds an older checkpoint)."""
+    return (c.map_start is None or checkpoint > c.map_start) and (
+        c.map_end is None or checkpoint <= c.map_end
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,13 +322,7 @@ def _check(
     if r.failure is not None:
         if predicted_failure is None:
             diffs.append("failure")
-            causes.append(
-                (
-                    Difference.OURS,
-                    f"pass {number}: the broker's cleaner failed ({r.failure})"
-                    " where the emulation cleans",
-                )
-            )
+            causes.append(_failure_where_we_clean(number, r.failure, capacity))
         elif not same_message(predicted_failure, r.failure):
             diffs.append("failure")
             causes.append(_failure_cause(number, r.failure, predicted_failure, capacity))
@@ -387,6 +399,26 @@ def _check(
     return tuple(diffs), causes
 
 
+def _failure_where_we_clean(number: int, real: str, capacity: int | None) -> tuple[Difference, str]:
+    """The broker's cleaner failed where the emulation cleans. Up to 0.10.0 the message names
+    the broker's map capacity (0.9.0.1 ``LogCleaner.buildOffsetMapForSegment``: "... but offset
+    map can fit only %d", ``maxDesiredMapSize = (map.slots * dupBufferLoadFactor).toInt``): one
+    other than the emulation's ``capacity`` is the config given, not the broker's."""
+    fit = re.search(r"offset map can fit only (\d+)", real)
+    if fit is not None and capacity is not None and int(fit[1]) != capacity:
+        return (
+            Difference.CONFIG_DRIFT,
+            f"pass {number}: the broker's offset map fits {int(fit[1]):,} entries, the config"
+            f" given {capacity:,}, so the emulation cleans where the broker failed ({real}):"
+            " give the broker's log.cleaner.dedupe.buffer.size, log.cleaner.threads and"
+            " log.cleaner.io.buffer.load.factor",
+        )
+    return (
+        Difference.OURS,
+        f"pass {number}: the broker's cleaner failed ({real}) where the emulation cleans",
+    )
+
+
 def _failure_cause(
     number: int, real: str, predicted: str, capacity: int | None
 ) -> tuple[Difference, str]:
@@ -414,7 +446,7 @@ def _failure_cause(
     )
 
 
-_LOG_DIR_PATH = re.compile(r"(?:/[^\s/]+)*/(?P<tail>[^\s/]+-\d+/\d{20}\.[a-z]+)")
+_LOG_DIR_PATH = re.compile(r"(?:[^\s/]*/)*(?P<tail>[^\s/]+-\d+/\d{20}\.[a-z]+)")
 
 
 def same_message(ours: str, brokers: str) -> bool:
@@ -429,18 +461,29 @@ def _shape(message: str) -> str:
 
 def prediction_findings(comparisons: Iterable[Comparison]) -> list[Finding]:
     """``prediction-differs``: each partition whose broker's passes the emulation does not
-    reproduce, with the named difference."""
-    return [
-        Finding(
-            kind=FindingKind.PREDICTION_DIFFERS,
-            severity=Severity.WARNING,
-            detail=f"the broker's cleaning of {c.partition} is not what the emulation predicts"
-            f" ({c.cause.value if c.cause else 'unknown'}): {c.detail}",
-            partition=c.partition,
+    reproduce, with the named difference, at the broker's cleaning where they first part (its
+    "Beginning cleaning" line). A warning: the verdicts and recommendations rest on a config or
+    version that is not the broker's (or on a bug of ours) until it is settled;
+    ``log-changed`` only says that the broker cleaned another log than the one read (its
+    active segment rolled in between, as it does on a running broker): info."""
+    found = []
+    for c in comparisons:
+        if c.agreement is not Agreement.DIFFERS:
+            continue
+        first = next((check for check in c.passes if check.differences), None)
+        place = first.real.place if first is not None else None
+        found.append(
+            Finding(
+                kind=FindingKind.PREDICTION_DIFFERS,
+                severity=Severity.INFO if c.cause is Difference.LOG_CHANGED else Severity.WARNING,
+                detail=f"the broker's cleaning of {c.partition} is not what the emulation"
+                f" predicts ({c.cause.value if c.cause else 'unknown'}): {c.detail}",
+                file=place.file if place is not None else None,
+                position=place.position if place is not None else None,
+                partition=c.partition,
+            )
         )
-        for c in comparisons
-        if c.agreement is Agreement.DIFFERS
-    ]
+    return found
 
 
 def last_cleanings(history: CleanerHistory) -> dict[str, Cleaning]:

@@ -39,7 +39,7 @@ MB = 1 << 20
 @dataclass(frozen=True, slots=True)
 class SegmentWrite:
     """One segment's bytes and the time its records span (epoch ms, the records' own
-    timestamps; the file's mtime for the end where records carry none)."""
+    timestamps)."""
 
     partition: str
     bytes: int
@@ -59,12 +59,17 @@ def bytes_per_offset(writes: Sequence[SegmentWrite]) -> dict[str, float]:
 
 
 def writes_of(scan: PartitionScan, first_dirty: int) -> list[SegmentWrite]:
-    """The segments of ``scan`` from ``first_dirty`` on, as written (none is cleaned yet)."""
+    """The segments of ``scan`` from ``first_dirty`` on, as written (none is cleaned yet).
+    A segment whose records carry no timestamp (message format v0, 0.9.x) is left out: its
+    file's modification time is the broker's only in the broker's own log dir, not in a copy
+    (git, a plain ``cp``), and says nothing of when its first record was written."""
     out = []
     for segment in scan.segments:
         if segment.next_offset <= first_dirty or segment.size == 0:
             continue
-        last = segment.largest_timestamp if segment.largest_timestamp > 0 else segment.mtime_ms
+        last = segment.largest_timestamp
+        if last <= 0:
+            continue
         first = segment.first_batch_timestamp if segment.first_batch_timestamp > 0 else last
         out.append(
             SegmentWrite(
@@ -243,13 +248,24 @@ def keeping_up(pace: CleanerPace, commit: CommitRate) -> KeepingUp:
     return KeepingUp(keeps, commit, pace, capacity, detail)
 
 
-def falling_behind_findings(result: KeepingUp | None) -> list[Finding]:
-    """``cleaner-falling-behind`` when the cleaner does not keep up."""
+def falling_behind_findings(
+    result: KeepingUp | None, run: CleanerRun | None = None
+) -> list[Finding]:
+    """``cleaner-falling-behind`` when the cleaner does not keep up, at the start of the run
+    measured (its "Starting the log cleaner" line; the run's first cleaning when the log begins
+    inside it)."""
     if result is None or result.keeps_up:
         return []
+    place = None
+    if run is not None:
+        place = run.place or (run.cleanings[0].place if run.cleanings else None)
     return [
         Finding(
-            kind=FindingKind.CLEANER_FALLING_BEHIND, severity=Severity.WARNING, detail=result.detail
+            kind=FindingKind.CLEANER_FALLING_BEHIND,
+            severity=Severity.WARNING,
+            detail=result.detail,
+            file=place.file if place is not None else None,
+            position=place.position if place is not None else None,
         )
     ]
 

@@ -10,10 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from offsets_auditor.audit.load_calibration import calibrate_from_server_log
 from offsets_auditor.audit.parallel import audit_log_dir_on, default_jobs
 from offsets_auditor.audit.plan import AuditSettings, PlanError, plan_audit
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
+from offsets_auditor.broker_logs.reading import cleaner_log_exists
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.exit_status import USAGE, statuses
 from offsets_auditor.cli.options import add_reader_option, positive_int
@@ -85,9 +85,28 @@ def register(subparsers: Any) -> None:
         type=Path,
         metavar="FILE",
         help="the broker's server.log (or kafkaServer.out): its version line pins the Kafka"
-        " version, its coordinator load times calibrate the load estimates (default: a"
-        " server.log or kafkaServer.out beside the log dir or in logs/ there, for the version"
-        " only)",
+        " version, its starts and load order tell the cleaner's history and order, its"
+        " coordinator load times calibrate the load estimates (default: a server.log or"
+        " kafkaServer.out beside the log dir or in logs/ there)",
+    )
+    parser.add_argument(
+        "--cleaner-log",
+        action="extend",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="the broker's log-cleaner.log: what its cleaner did, set beside the emulation (one"
+        " FILE: the live log, its rotated files beside it read too; several: those files)."
+        " Default: a log-cleaner.log beside the server log, or beside the log dir or in logs/"
+        " there",
+    )
+    parser.add_argument(
+        "--log-timezone",
+        default="UTC",
+        metavar="ZONE",
+        help="the time zone the broker's logs are written in (log4j prints local time without"
+        " one): UTC, an IANA name such as Europe/Paris, or +HH:MM (default %(default)s)",
     )
     parser.add_argument(
         "--no-groups",
@@ -144,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
         if not looks_like_log_dir(log_dir):
             print(f"offsets-auditor audit: {not_a_log_dir_message(log_dir)}", file=sys.stderr)
             return USAGE
+    for log in args.cleaner_log:
+        if not cleaner_log_exists(log):
+            print(f"offsets-auditor audit: --cleaner-log {log}: no such file", file=sys.stderr)
+            return USAGE
     try:
         given = None if args.kafka_version is None else KafkaVersion.parse(args.kafka_version)
     except ValueError as error:
@@ -154,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
         overrides=tuple(overrides.items()),
         kafka_version=given,
         server_log=args.server_log,
+        cleaner_logs=tuple(args.cleaner_log),
+        log_timezone=args.log_timezone,
         with_groups=not args.no_groups,
     )
     now_ms = args.now if args.now is not None else int(time.time() * 1000)
@@ -172,22 +197,11 @@ def run(args: argparse.Namespace) -> int:
     if audits and detection.findings():
         first = audits[0]
         audits[0] = replace(first, findings=(*detection.findings(), *first.findings))
-    load_rate, load_basis = args.load_rate * 1048576, None
-    if args.server_log is not None:
-        try:
-            calibrated = calibrate_from_server_log(args.server_log, audits, audit_plan.config)
-        except OSError as error:
-            print(
-                f"offsets-auditor audit: cannot read {args.server_log}: {error.strerror}",
-                file=sys.stderr,
-            )
-            return USAGE
-        if calibrated is not None:
-            load_rate, load_basis = calibrated.bytes_per_second, calibrated.basis
+    load_rate = args.load_rate * 1048576
     report = report_json(
         audits,
         load_rate,
-        load_basis,
+        None,
         detection,
         audit_plan.emulated_versions,
         with_groups=args.json,  # the text report does not list them
@@ -212,6 +226,7 @@ def print_text(report: dict[str, Any]) -> None:
             f" {'enabled' if c['enabled'] else 'DISABLED'}, {c['threads']} thread(s),"
             f" offset map capacity {c['capacity']:,} keys per thread\n"
         )
+        print_cleaner_log(broker, out)
     out.write(
         f"\n{'partition':<24} {'size':>12} {'segs':>5} {'checkpoint':>11} {'ratio':>7}"
         f" {'outcome':<17} {'passes':>6} {'retained':>9}\n"
@@ -241,6 +256,7 @@ def print_text(report: dict[str, Any]) -> None:
             )
         if p["recommendation"]:
             out.write(f"    fix: {p['recommendation']['arithmetic']}\n")
+        print_last_cleaning(p.get("cleaner_log"), out)
     for broker in report["brokers"]:
         if broker["recommendation"]:
             r = broker["recommendation"]
@@ -267,6 +283,55 @@ def print_text(report: dict[str, Any]) -> None:
             out.write(
                 f"  [{f['severity']}] {f['kind']}: {where + ': ' if where else ''}{f['detail']}\n"
             )
+
+
+def print_cleaner_log(broker: dict[str, Any], out: Any) -> None:
+    """The broker's own cleaner log, in a few lines: which files, its threads, its pace."""
+    log = broker.get("cleaner_log")
+    if log is None:
+        return
+    files = log["files"]
+    shown = files[0] if len(files) == 1 else f"{files[0]} ... {files[-1]} ({len(files)} files)"
+    out.write(f"  cleaner log: {shown} ({log['how']}; times in {log['timezone']})\n")
+    dead = [t for t in log["threads"] if t["state"] == "dead"]
+    out.write(
+        f"  cleaner threads in its last run: {log['threads_alive']} alive,"
+        f" {log['threads_dead']} dead"
+        + "".join(f"; thread {t['thread']} died at {t['died_at']}: {t['exception']}" for t in dead)
+        + "\n"
+    )
+    if log["keeping_up"] is not None:
+        out.write(f"  {log['keeping_up']}\n")
+    loads = broker.get("coordinator_loads")
+    if loads is not None and loads["model"] is not None:
+        out.write(f"  coordinator loads: {loads['model']['describe']}\n")
+
+
+def print_last_cleaning(log: dict[str, Any] | None, out: Any) -> None:
+    """A partition's last real cleaning beside the emulation's."""
+    if log is None:
+        return
+    last = log["last_cleaning"]
+    if last is not None:
+        start, end = last["dirty_section"]
+        upper = last["passes"][-1]["upper_bound"]
+        section = (
+            f"dirty section [{start:,}, {end:,})"
+            if start is not None and end is not None
+            else f"offset map over [{start}, {upper})"
+        )
+        out.write(
+            f"    broker's last cleaning: {last['began_at']}, {section},"
+            f" {len(last['passes'])} pass(es), {last['end']}\n"
+        )
+    prediction = log["prediction"]
+    if prediction["agreement"] != "not-comparable" or last is not None:
+        out.write(f"    beside the emulation: {prediction['agreement']}: {prediction['detail']}\n")
+    if log["uncleanable_since"] is not None:
+        out.write(
+            f"    marked uncleanable since {log['uncleanable_since']}:"
+            f" {log['uncleanable_exception']}\n"
+        )
 
 
 def print_version(version: dict[str, Any], out: Any) -> None:

@@ -23,9 +23,14 @@ from offsets_auditor.logdir import fs
 BESIDE = ("server.log", "logs/server.log", "kafkaServer.out", "logs/kafkaServer.out")
 
 
+def log_dir_parent(log_dir: Path) -> Path:
+    """The directory holding ``log_dir`` (relative when ``log_dir`` is, as it is reported)."""
+    norm = Path(os.path.normpath(log_dir))
+    return norm.parent if norm.name not in ("", ".", "..") else Path(os.path.abspath(norm)).parent
+
+
 def find_server_log(log_dir: Path) -> Path | None:
     """The first of :data:`BESIDE` that is a readable regular file, or None; as a path
     relative to where ``log_dir`` is when that is (as the log dir is reported)."""
-    norm = Path(os.path.normpath(log_dir))
-    parent = norm.parent if norm.name not in ("", ".", "..") else Path(os.path.abspath(norm)).parent
+    parent = log_dir_parent(log_dir)
     return next((parent / r for r in BESIDE if fs.is_readable_file(parent / r)), None)

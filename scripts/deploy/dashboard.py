@@ -287,6 +287,60 @@ def panels() -> list[dict]:
             ],
             (12, 55, 12, 7),
         ),
+        row("What the broker's cleaner did (its log-cleaner.log)", 62),
+        panel(
+            "bargauge",
+            "Since the last real cleaning",
+            "Seconds since the broker's cleaner last completed a cleaning of each partition,"
+            " as its own log-cleaner.log says (read by the scan beside the log dir).",
+            [
+                target(
+                    f"time() - offsets_auditor_partition_last_cleaning_timestamp_seconds{{{F}}}",
+                    PARTITION,
+                )
+            ],
+            (0, 63, 8, 8),
+            unit="s",
+            options={"displayMode": "basic", "orientation": "horizontal"},
+        ),
+        panel(
+            "timeseries",
+            "Cleaner's pace against the commits",
+            "Dirty bytes per second the live cleaner threads can consume (their measured"
+            " throughput x threads alive) against the bytes per second the offsets partitions"
+            " grow by: below it, the cleaner falls behind (finding cleaner-falling-behind).",
+            [
+                target(
+                    f"offsets_auditor_broker_cleaner_capacity_bytes_per_second{{{F}}}",
+                    f"cleaner, {BROKER}",
+                ),
+                target(
+                    f"offsets_auditor_broker_commit_rate_bytes_per_second{{{F}}}",
+                    f"commits, {BROKER}",
+                ),
+            ],
+            (8, 63, 8, 8),
+            unit="Bps",
+        ),
+        panel(
+            "stat",
+            "Dead cleaner threads, uncleanable partitions, cleaner busy",
+            "Cleaner threads the broker's log shows dead in its last run"
+            " (OffsetsCleanerThreadDied), partitions it marked uncleanable since its last start"
+            " (OffsetsPartitionUncleanable), and the share of the run its threads spent"
+            " cleaning.",
+            [
+                target(f"offsets_auditor_broker_cleaner_threads_dead{{{F}}}", f"dead, {BROKER}"),
+                target(
+                    "sum without (partition)"
+                    f" (offsets_auditor_partition_marked_uncleanable{{{F}}})",
+                    f"uncleanable, {BROKER}",
+                ),
+                target(f"offsets_auditor_broker_cleaner_busy_ratio{{{F}}}", f"busy, {BROKER}"),
+            ],
+            (16, 63, 8, 8),
+            thresholds=RED_FROM_1,
+        ),
     ]
     for i, p in enumerate(out, start=1):
         p["id"] = i

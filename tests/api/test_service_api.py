@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -13,6 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from offsets_auditor.coordinator import coordinator_partition, java_string_hash
+from tests.conftest import FIXTURES
 from tests.support.service import SECOND_CLUSTER, LiveServer, Published
 
 pytestmark = pytest.mark.slow
@@ -296,11 +298,59 @@ def test_metrics_carry_the_runs_numbers(live_server: LiveServer, published_run: 
     assert findings == pq.read_table(published_run.run_dir / "findings.parquet").num_rows
 
 
+def test_the_brokers_own_cleaner_logs_as_metrics_and_details(
+    live_server: LiveServer, published_run: Published
+) -> None:
+    """The scan found each fixture's log-cleaner.log beside its log dir: cleaner-died's one
+    thread dead (OffsetsCleanerThreadDied), multi-pass's last cleaning of -1 at its banner's
+    time (the broker's log in UTC, the default zone), beside the emulation's passes; the copy
+    in the second cluster has no log beside it and no such series."""
+    m = _metrics(live_server)
+    died = _log_dir("cleaner-died", published_run)
+    multi = _log_dir("multi-pass", published_run)
+
+    def by_log_dir(name: str, partition: str | None = None) -> dict[str, float]:
+        return {
+            dict(k)["log_dir"]: v
+            for k, v in m[name].items()
+            if partition is None or dict(k)["partition"] == partition
+        }
+
+    dead = by_log_dir("offsets_auditor_broker_cleaner_threads_dead")
+    assert (dead[died], dead[multi]) == (1, 0)
+    assert not any(SECOND_CLUSTER in log_dir for log_dir in dead)
+    # "[2026-11-21 09:19:14,360] INFO [kafka-log-cleaner-thread-0]: " then "Log cleaner thread 0
+    # cleaned log __consumer_offsets-1": the banner of -1's last cleaning
+    lines = (FIXTURES / "kafka-2.3.0/multi-pass/log-cleaner.log").read_text().splitlines()
+    banner = max(i for i, t in enumerate(lines) if "cleaned log __consumer_offsets-1 " in t)
+    stamp = lines[banner - 1][1:24]
+    assert stamp == "2026-11-21 09:19:14,360"
+    when = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=UTC).timestamp()
+    last = by_log_dir("offsets_auditor_partition_last_cleaning_timestamp_seconds", "1")
+    assert last[multi] == pytest.approx(when)
+    assert died not in last  # its only cleaning killed the thread
+    marked = m["offsets_auditor_partition_marked_uncleanable"]
+    assert {v for k, v in marked.items() if dict(k)["log_dir"] in (died, multi)} == {0}
+    assert by_log_dir("offsets_auditor_broker_cleaner_throughput_bytes_per_second")[multi] > 0
+    fired = _alerts(live_server, "OffsetsCleanerThreadDied")
+    assert {a["labels"]["log_dir"] for a in fired} == {died}
+    assert _alerts(live_server, "OffsetsPartitionUncleanable") == []
+    # the partition's details: the broker's last cleaning beside the predicted one
+    p1 = live_server.json("/partitions/1")
+    (replica,) = [r for r in p1["replicas"] if r["log_dir"] == multi]
+    real = [(x["start_offset"], x["upper_bound"]) for x in replica["last_cleaning"]["passes"]]
+    predicted = [(x["start_offset"], x["upper_bound"]) for x in replica["pass_details"]]
+    assert len(real) == 3 and real == predicted
+    assert replica["prediction"]["agreement"] == "agrees"
+    assert [(c["start_offset"], c["upper_bound"]) for c in replica["cleanings"]][-3:] == real
+    assert all(c["file"].endswith("multi-pass/log-cleaner.log") for c in replica["cleanings"])
+
+
 def test_metric_names_are_the_contract(live_server: LiveServer) -> None:
     """Every metric of docs/metrics.md is exposed, and nothing else."""
     doc = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `(offsets_auditor_[a-z_]+)` \|", doc, re.M))
-    assert len(documented) == 35
+    assert len(documented) == 43
     exposed = set(_metrics(live_server))
     # absent until a scan has failed (no timestamp to give)
     assert exposed == documented - {
@@ -426,6 +476,16 @@ def test_status_page(live_server: LiveServer) -> None:
     assert "log.cleaner.dedupe.buffer.size=1644816" in page
     assert "ceil(61,680 / 0.9) = 68,534" in page
     assert "OffsetsCleanerThreadDeath" in page and "OffsetsPartitionBlocked" in page
+    # the broker's last real cleaning beside the predicted verdict, from its cleaner log
+    cards_html = [c.split("</div>", 1)[0] for c in page.split('<div class="card problem ')[1:]]
+    (multi_1,) = [c for c in cards_html if "__consumer_offsets-1:" in c and "multi-pass" in c]
+    assert "2026-11-21 09:19:10 UTC, 3 pass(es) from offset 0, completed" in multi_1
+    assert "beside the emulation: agrees" in multi_1
+    (died_2,) = [c for c in cards_html if "__consumer_offsets-2:" in c and "cleaner-died" in c]
+    assert "1 pass(es) from offset 0, thread-died" in died_2
+    (died_3,) = [c for c in cards_html if "__consumer_offsets-3:" in c and "cleaner-died" in c]
+    assert "none in its log" in died_3
+    assert all("no cleaner log read" in c for c in cards_html if SECOND_CLUSTER in c)
     assert re.search(r'class="coordinator">__consumer_offsets-0</strong> of 4', page)
 
 

@@ -72,7 +72,10 @@ def test_a_rotated_set_reads_as_the_whole_log(tmp_path: Path) -> None:
     write(tmp_path / "log-cleaner.log", lines[b:])
     read = LogRead()
     assert texts(read_rotated(tmp_path / "log-cleaner.log", read)) == lines
-    assert read.files == ["log-cleaner.log.2.gz", "log-cleaner.log.1", "log-cleaner.log"]
+    assert read.files == [
+        str(tmp_path / name)
+        for name in ("log-cleaner.log.2.gz", "log-cleaner.log.1", "log-cleaner.log")
+    ]
     assert not read.problems
     # and the cleaner's history is the same as from the one file
     whole, _ = read_history([REAL])

@@ -68,6 +68,31 @@ def test_09_thread_death_is_a_finding_with_kafkas_message_and_agrees() -> None:
     assert prediction_findings(comparisons.values()) == []
 
 
+def test_09_a_death_the_config_given_does_not_predict_names_the_brokers_map() -> None:
+    """The same log dir emulated at the default config (no broker-server.properties): the
+    emulation's map is larger and cleans -2; the broker's message says how many entries its map
+    fits (39,321), so the difference is the config, not ours."""
+    fixture = FIXTURES / "kafka-0.9.0.1/cleaner-died"
+    defaults = fixture / "defaults.properties"
+    try:
+        defaults.write_text("broker.id=0\n")
+        audit = emulate(fixture / "kafka-logs", defaults, "0.9.0.1")
+    finally:
+        defaults.unlink()
+    (p2,) = [p for p in audit.partitions if p.name == "__consumer_offsets-2"]
+    assert p2.emulated.failure is None  # the default 128 MiB map fits every segment
+    capacity = p2.capacity
+    (comparison,) = compare_all(
+        history(fixture / "log-cleaner.log"),
+        {"__consumer_offsets-2": prediction_of(p2.emulated)},
+        V09,
+        capacity=capacity,
+    )
+    assert comparison.agreement is Agreement.DIFFERS
+    assert comparison.cause is Difference.CONFIG_DRIFT
+    assert f"fits 39,321 entries, the config given {capacity:,}" in comparison.detail
+
+
 def test_09_two_threads_both_die_and_the_clean_between_agrees() -> None:
     fixture = FIXTURES / "kafka-0.9.0.1/two-threads"
     found = history(fixture / "log-cleaner.log")
@@ -257,17 +282,24 @@ def test_a_rotated_log_is_read_whole() -> None:
     found = history(ROTATED / "log-cleaner.log")
     begun = sum(f.read_text().count("Beginning cleaning of log") for f in files)
     banners = sum(f.read_text().count("Log cleaner thread ") for f in files)
-    assert len(found.cleanings) == begun == banners
-    assert all(c.end is CleaningEnd.COMPLETED for c in found.cleanings)
+    marks = sum(f.read_text().count("as uncleanable") for f in files)
+    assert marks == 1 and len(found.cleanings) == begun == banners + marks
+    ends = {c.end for c in found.cleanings if c.partition != "__consumer_offsets-1"}
+    assert ends == {CleaningEnd.COMPLETED}
+    assert [c.end for c in found.cleanings_of("__consumer_offsets-1")] == [
+        CleaningEnd.MARKED_UNCLEANABLE
+    ]
     # cleanings that began in one file and ended in the next are whole
     across = [c for c in found.cleanings if c.stats and c.stats.place.file != c.place.file]
     assert across
     for c in across:
         assert c.map_start is not None and c.stats is not None
         assert c.stats.partition == c.partition
-    # the live file alone would leave the first cleanings out
+    # the live file alone would leave the first cleanings out, and the mark with them
     alone = [c for c in found.cleanings if c.place.file.endswith("log-cleaner.log")]
     assert 0 < len(alone) < len(found.cleanings)
+    (mark,) = uncleanable_since(found).values()
+    assert not mark.place.file.endswith("log-cleaner.log")
     assert found.runs[0].started_at is not None  # the start is in the oldest file
 
 

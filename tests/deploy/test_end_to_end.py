@@ -3,7 +3,8 @@ alerts"), run as written with free loopback ports and temporary dirs. The real s
 Kafka 0.9.0.1 ``cleaner-died`` fixture, the real service serving it, Debian's Prometheus with the
 project's rules scraping it and Debian's Alertmanager receiving its alerts; asserted through
 their HTTP APIs: OffsetsCleanerThreadDeath fires for __consumer_offsets-2 and reaches
-Alertmanager, and every query of every dashboard panel returns data.
+Alertmanager, and every query of every dashboard panel returns data but those the fixture's
+cleaner log cannot measure.
 
 Changed from the guide, and nothing else: the ports (8080, 9090, 9093 -> free ones), the
 results and data dirs (-> tmp), and in a copy of deploy/prometheus/prometheus.yml the scrape and
@@ -268,21 +269,49 @@ def test_blocked_alert_fires_for_partition_3(served: Stack) -> None:
     assert alert["labels"]["partition"] == "3"
 
 
+def test_cleaner_thread_died_fires_from_the_brokers_own_log(served: Stack) -> None:
+    """The fixture's log-cleaner.log, found beside its log dir by the guide's scan, shows the
+    thread's death: OffsetsCleanerThreadDied fires on the broker, from one scan."""
+    stack = served
+
+    def firing() -> list[dict[str, Any]]:
+        alerts = get(f"{stack.url('9090')}/api/v1/alerts")["data"]["alerts"]
+        return [
+            a
+            for a in alerts
+            if a["labels"]["alertname"] == "OffsetsCleanerThreadDied" and a["state"] == "firing"
+        ]
+
+    (alert,) = wait_for("OffsetsCleanerThreadDied firing", firing, 60, stack.procs)
+    assert (alert["labels"]["severity"], alert["labels"]["broker_id"]) == ("critical", "0")
+    assert "partition" not in alert["labels"]
+
+
 def test_every_dashboard_query_returns_data(served: Stack) -> None:
     stack = served
     queries = panel_queries()
     assert len(queries) >= 20
 
-    def empty() -> list[str]:
-        return [title for title, expr in queries if not query(stack, expr)]
+    def empty() -> set[str]:
+        return {title for title, expr in queries if not query(stack, expr)}
 
+    # What the broker's cleaner log measures has no data here, and must have none: the
+    # fixture's only cleaner thread died on its first cleaning (no completed cleaning to time
+    # or to date) and 0.9's v0 records carry no timestamps (no commit rate). The service tests
+    # show these series for 2.3.0's multi-pass (tests/api/test_service_api.py).
+    unmeasured = {
+        "Since the last real cleaning [A]",
+        "Cleaner's pace against the commits [A]",
+        "Cleaner's pace against the commits [B]",
+        "Dead cleaner threads, uncleanable partitions, cleaner busy [C]",
+    }
     # the recording rules have data once evaluated after the first scrape
     missing = empty()
     deadline = time.monotonic() + 60
-    while missing and time.monotonic() < deadline:
+    while missing != unmeasured and time.monotonic() < deadline:
         time.sleep(1)
         missing = empty()
-    assert missing == []
+    assert missing == unmeasured
     # and the data is the fixture's: p3 is the biggest never-compacted partition
     (p3,) = [
         r["metric"]["partition"]

@@ -48,7 +48,7 @@ def test_datasource_is_a_variable_used_by_every_panel_and_query() -> None:
 
 def test_every_query_reads_contract_metrics_or_recording_rules() -> None:
     known = contract_metrics() | {record for record, _ in rules.RECORDING}
-    assert len(contract_metrics()) == 35
+    assert len(contract_metrics()) == 43
     used = set()
     for title, expr in panel_queries():
         names = set(re.findall(r"[a-z_]+:[a-z_:]+|offsets_auditor_\w+", expr))
@@ -71,6 +71,11 @@ def test_the_panels_the_issue_asks_for() -> None:
         "corrupt indexes": "offsets_auditor_broker_corrupt_index_files",
         "run freshness": "offsets_auditor:publisher_run_age_seconds",
         "scan failures": "offsets_auditor_scan_failures",
+        "last real cleaning": "offsets_auditor_partition_last_cleaning_timestamp_seconds",
+        "cleaner's pace": "offsets_auditor_broker_cleaner_capacity_bytes_per_second",
+        "commit rate": "offsets_auditor_broker_commit_rate_bytes_per_second",
+        "dead cleaner threads": "offsets_auditor_broker_cleaner_threads_dead",
+        "uncleanable partitions": "offsets_auditor_partition_marked_uncleanable",
     }
     exprs = " ".join(expr for _, expr in panel_queries())
     for what, metric in wanted.items():

@@ -127,6 +127,28 @@ CASES = [
         [{}],
     ),
     case(
+        "OffsetsCleanerThreadDied",
+        # a fact read from the broker's cleaner log: one scan fires it; quiet: none dead
+        {f"offsets_auditor_broker_cleaner_threads_dead{{{BROKER}}}": "0x5 1x15"},
+        {f"offsets_auditor_broker_cleaner_threads_dead{{{BROKER}}}": "1x5 0x15"},
+        [{**BROKER_LABELS, "severity": "critical"}],
+        [{"": "1"}],
+    ),
+    case(
+        "OffsetsPartitionUncleanable",
+        {
+            f"offsets_auditor_partition_marked_uncleanable{{{PARTITION}}}": "0x5 1x15",
+            f'offsets_auditor_partition_marked_uncleanable{{{BROKER},partition="3"}}': "0x20",
+        },
+        # quiet: the broker restarted, and its new run forgot the mark
+        {
+            f"offsets_auditor_partition_marked_uncleanable{{{PARTITION}}}": "1x5 0x15",
+            f'offsets_auditor_partition_marked_uncleanable{{{BROKER},partition="3"}}': "0x20",
+        },
+        [{**PARTITION_LABELS, "severity": "critical"}],
+        [{}],
+    ),
+    case(
         "OffsetsPartitionBlocked",
         {verdict("blocked"): "1x20", verdict("thread-death"): "0x20"},
         {verdict("blocked"): "0x20", verdict("thread-death"): "1x20"},

@@ -38,7 +38,7 @@ from tests.support.segments import (
     v2_record,
 )
 
-#: every fixture with a log dir (rotated-cleaner-log keeps only the broker's logs)
+#: every fixture with a log dir
 FIXTURE_DIRS = sorted(p for p in FIXTURES.glob("kafka-*/*") if any(p.glob("kafka-logs*")))
 
 

@@ -172,6 +172,25 @@ def test_the_cleaner_died_broker(spark: Any, tmp_path: Path) -> None:
     findings = pq.read_table(result.run_dir / "findings.parquet").to_pylist()
     assert {"cleaner-thread-death", "cleaner-blocked"} <= {f["kind"] for f in findings}
     assert result.manifest["exit_status"] == 2
+    # and what the broker's own cleaner log (found beside the log dir) says: the death it
+    # predicts happened, at that line of the log, and the emulation agrees with it
+    log = log_dir.parent / "log-cleaner.log"
+    (died,) = [f for f in findings if f["kind"] == "cleaner-thread-died"]
+    assert (died["file"], died["partition"]) == (str(log), "__consumer_offsets-2")
+    assert log.read_bytes()[died["position"] :].startswith(b"[2026-11-21 08:25:35,716] ERROR")
+    assert (broker["cleaner_threads_alive"], broker["cleaner_threads_dead"]) == (0, 1)
+    assert json.loads(broker["cleaner_log_files_json"]) == [str(log)]
+    assert rows[2]["last_cleaning_end"] == "thread-died"
+    assert rows[2]["prediction_agreement"] == "agrees"
+    assert rows[3]["cleanings_in_log"] == 0 and rows[3]["last_cleaning_began_ms"] is None
+    (cleaning,) = pq.read_table(result.run_dir / "cleanings.parquet").to_pylist()
+    assert (cleaning["partition"], cleaning["end"], cleaning["file"]) == (
+        2,
+        "thread-died",
+        str(log),
+    )
+    # Kafka's line whole, the exception's class with the message the emulation predicts
+    assert cleaning["failure"] == f"java.lang.IllegalArgumentException: {rows[2]['message']}"
 
 
 def test_a_rescan_reuses_what_did_not_change(spark: Any, tmp_path: Path) -> None:
@@ -262,6 +281,20 @@ def test_an_unchanged_rescan_publishes_the_latest_run_again(
     third = run_scan(spark, options)
     assert third.manifest["reuse"]["run_reused"] is None
     assert third.manifest["reuse"]["segments_reused"] == reuse["segments_reused"]  # the cache
+
+    # the broker's cleaner log appears beside the log dir, then grows: scanned again each time
+    assert third.reports[0]["brokers"][0]["cleaner_log"] is None
+    cleaner_log = tmp_path / "log-cleaner.log"
+    shutil.copyfile(FIXTURES / "kafka-0.9.0.1/cleaner-died/log-cleaner.log", cleaner_log)
+    assert republish_unchanged(options, start(options)) is None
+    fourth = run_scan(spark, options)
+    assert fourth.reports[0]["brokers"][0]["cleaner_log"]["threads_dead"] == 1
+    assert republish_unchanged(options, start(options)) is not None
+    with cleaner_log.open("a") as grown:
+        grown.write(
+            "[2026-11-21 08:30:00,000] INFO Starting the log cleaner (kafka.log.LogCleaner)\n"
+        )
+    assert republish_unchanged(options, start(options)) is None
 
 
 def test_a_rescan_at_another_time_scans_again_when_an_outcome_reads_the_clock(

@@ -12,7 +12,7 @@ import pytest
 
 from offsets_auditor.audit.replicas import replica_findings
 from offsets_auditor.versions import KafkaVersion
-from spark_jobs.cli import kafka_versions, local_path, server_logs
+from spark_jobs.cli import cleaner_logs, kafka_versions, local_path, server_logs
 from spark_jobs.progress import Progress
 from spark_jobs.work import SegmentTask, pack
 
@@ -49,6 +49,23 @@ def test_a_server_log_for_every_log_dir_or_for_one(tmp_path: Path) -> None:
     assert server_logs([f"{tmp_path}/c=x.log"], [a.resolve()]) == {
         a.resolve(): Path(f"{tmp_path}/c=x.log")
     }
+
+
+def test_cleaner_logs_for_every_log_dir_or_for_one(tmp_path: Path) -> None:
+    """``--cleaner-log`` as ``--server-log``, but repeatable per log dir: several FILEs of one
+    LOGDIR are read together, as ``audit --cleaner-log F1 F2`` reads them."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    dirs = [a.resolve(), b.resolve()]
+    got = cleaner_logs(
+        ["/logs/log-cleaner.log", f"{b}=/b/log-cleaner.log.1", f"file://{b}=/b/log-cleaner.log"],
+        dirs,
+    )
+    assert got == {
+        a.resolve(): (Path("/logs/log-cleaner.log"),),
+        b.resolve(): (Path("/b/log-cleaner.log.1"), Path("/b/log-cleaner.log")),
+    }
+    assert cleaner_logs([], dirs) == {a.resolve(): (), b.resolve(): ()}
 
 
 def test_another_filesystem_is_refused_with_what_to_do() -> None:

@@ -21,6 +21,7 @@ WITHOUT_GROUP_METADATA = {
     "corrupt-segments",
     "uncleanable",
     "falling-behind",
+    "rotated-cleaner-log",
 }
 
 
