@@ -163,6 +163,11 @@ def run(args: argparse.Namespace) -> int:
         if not looks_like_log_dir(log_dir):
             print(f"offsets-auditor audit: {not_a_log_dir_message(log_dir)}", file=sys.stderr)
             return USAGE
+    if args.server_log is not None and not cleaner_log_exists(args.server_log):
+        print(
+            f"offsets-auditor audit: --server-log {args.server_log}: no such file", file=sys.stderr
+        )
+        return USAGE
     for log in args.cleaner_log:
         if not cleaner_log_exists(log):
             print(f"offsets-auditor audit: --cleaner-log {log}: no such file", file=sys.stderr)

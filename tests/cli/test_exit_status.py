@@ -202,3 +202,12 @@ def test_restart_progress_on_a_binary_file(
     text.write_text("hello\nworld\n")
     assert _status(["restart-progress", "--server-log", str(text)]) == 1
     assert "none of its 2 line(s) is in the broker's log format" in capsys.readouterr().err
+
+
+def test_audit_broker_logs_that_are_not_there(capsys: pytest.CaptureFixture[str]) -> None:
+    """A --server-log or --cleaner-log given by name and not there is a usage error (3), like
+    any other missing input; one found beside the log dir and unreadable is a finding."""
+    for option in ("--server-log", "--cleaner-log"):
+        assert _status(["audit", str(LOG_DIR), option, "/nonexistent/x.log"]) == 3
+        err = capsys.readouterr().err
+        assert err == f"offsets-auditor audit: {option} /nonexistent/x.log: no such file\n"
