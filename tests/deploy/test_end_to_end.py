@@ -193,7 +193,7 @@ def test_prometheus_loads_the_rules_and_finds_alertmanager(stack: Stack) -> None
     groups = get(f"{stack.url('9090')}/api/v1/rules")["data"]["groups"]
     rules = [r for g in groups for r in g["rules"]]
     written = yaml.safe_load((DEPLOY / "prometheus" / "offsets-auditor.rules.yml").read_text())
-    assert len(rules) == sum(len(g["rules"]) for g in written["groups"]) == 22
+    assert len(rules) == sum(len(g["rules"]) for g in written["groups"]) == 24
     assert all(r["health"] in ("ok", "unknown") for r in rules), rules
 
     def alertmanagers() -> list[str]:
