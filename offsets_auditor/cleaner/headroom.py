@@ -47,10 +47,18 @@ class CommitRate:
     basis: str
 
 
+#: The shortest span of segment modification times taken for a commit rate: a broker rolls a
+#: segment when it fills (``segment.bytes``) or ages (``segment.ms``), minutes to days apart;
+#: copying a log dir (``cp`` without ``-p``) spreads them over the seconds the copy took.
+MIN_MTIME_SPAN_SECONDS: Final = 60.0
+
+
 def commit_rate(segments: Sequence[tuple[int, int, int, int]]) -> CommitRate | None:
     """The commit rate ``segments`` show: ``(base offset, next offset, largest timestamp,
     mtime)`` each, in offset order. None when it cannot be told (fewer than two segments
-    with a time, or no time between them)."""
+    with a time, or no time between them). Modification times are a segment's last write on
+    the broker, but a copy's time of copying: a span of them under
+    :data:`MIN_MTIME_SPAN_SECONDS` is taken for a copy, not for a rate."""
     timed = [
         (next_offset, ts if ts >= 0 else mtime, "record timestamps" if ts >= 0 else "mtimes")
         for base, next_offset, ts, mtime in segments
@@ -61,6 +69,8 @@ def commit_rate(segments: Sequence[tuple[int, int, int, int]]) -> CommitRate | N
     (first_offset, first_ms, kind), (last_offset, last_ms, _) = timed[0], timed[-1]
     seconds = (last_ms - first_ms) / 1000
     if seconds <= 0 or last_offset <= first_offset:
+        return None
+    if kind == "mtimes" and seconds < MIN_MTIME_SPAN_SECONDS:
         return None
     records = last_offset - first_offset
     return CommitRate(

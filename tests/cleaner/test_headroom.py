@@ -23,10 +23,12 @@ def test_commit_rate_from_offsets_and_times() -> None:
     assert rate is not None and rate.per_second == 50.0
     assert "3,000 records in 60 s" in rate.basis and "record timestamps" in rate.basis
     # v0 data has no timestamps (-1): the segments' modification times
-    v0 = commit_rate([(0, 10, -1, 1_000), (10, 30, -1, 11_000)])
+    v0 = commit_rate([(0, 10, -1, 1_000), (10, 130, -1, 61_000)])
     assert v0 is not None and v0.per_second == 2.0 and "mtimes" in v0.basis
     assert commit_rate([(0, 10, 5, 5)]) is None  # one segment: no span
     assert commit_rate([(0, 10, 5, 0), (10, 20, 5, 0)]) is None  # no time between them
+    # a copy's mtimes, 44 ms apart: when the files were copied, not a rate of commits
+    assert commit_rate([(0, 10, -1, 1_000), (10, 8_336, -1, 1_044)]) is None
 
 
 def test_a_day_of_growth_rounded_with_its_heap() -> None:
