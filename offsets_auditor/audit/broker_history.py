@@ -261,13 +261,22 @@ def broker_history(
                 marks.get(name),
             )
         run = history.last_run
-        writes = all_writes((e.scan, e.first_dirty) for e in emulated)
+        # the cleaner never takes a partition marked uncleanable (2.3.0 LogCleanerManager.
+        # grabFilthiestCompactedLog: filterNot isUncleanablePartition): its growth is no work
+        # the cleaner falls behind on (partition-uncleanable says it)
+        writes = all_writes(
+            (e.scan, e.first_dirty) for e in emulated if e.partition.name not in marks
+        )
         commit = commit_rate(writes)
         if run is not None:
             pace = cleaner_pace(
                 run, version, offset_bytes=bytes_per_offset(writes), checkpoints=checkpoints
             )
-        keeping = keeping_up(pace, commit) if pace is not None and commit is not None else None
+        keeping = (
+            keeping_up(pace, commit, left_out=len(marks))
+            if pace is not None and commit is not None
+            else None
+        )
         findings.extend(thread_death_findings(history))
         findings.extend(
             f

@@ -229,16 +229,20 @@ class KeepingUp:
     detail: str
 
 
-def keeping_up(pace: CleanerPace, commit: CommitRate) -> KeepingUp:
+def keeping_up(pace: CleanerPace, commit: CommitRate, left_out: int = 0) -> KeepingUp:
     """1. No thread alive: nothing is consumed, the cleaner falls behind any commit at all.
-    2. Otherwise it keeps up when the commit rate is below what the alive threads consume."""
+    2. Otherwise it keeps up when the commit rate is below what the alive threads consume.
+    ``left_out``: partitions marked uncleanable, whose growth ``commit`` leaves out (the
+    cleaner never takes them)."""
     capacity = pace.consumed_bytes_per_second * pace.alive
     keeps = capacity > commit.bytes_per_second
     verb = "keeps up with" if keeps else "falls behind"
     detail = (
         f"the cleaner {verb} the commits: __consumer_offsets grew by"
         f" {commit.bytes_per_second / 1024:,.1f} KiB/s (its uncleaned segments, over"
-        f" {(commit.end_ms - commit.start_ms) / 1000:,.0f} s) while its {pace.alive} live"
+        f" {(commit.end_ms - commit.start_ms) / 1000:,.0f} s"
+        + (f"; {left_out} partition(s) marked uncleanable left out" if left_out else "")
+        + f") while its {pace.alive} live"
         f" thread(s) consume at most {capacity / 1024:,.1f} KiB/s of dirty data"
         f" ({pace.cleanings} cleanings consumed {pace.consumed_bytes / 1024:,.0f} KiB of dirty"
         f" data ({pace.basis}) and rewrote {pace.processed_mb:,.1f} MB in"

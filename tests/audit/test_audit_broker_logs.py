@@ -230,3 +230,18 @@ def test_no_cleaner_log_beside_a_copy_reads_none(
     assert report["brokers"][0]["cleaner_log"] is None
     assert all(p["cleaner_log"] is None for p in report["partitions"])
     assert report["cleanings"] == [] and not any(findings(report, kind) for kind in KINDS)
+
+
+def test_an_uncleanable_partitions_growth_is_no_work_the_cleaner_falls_behind_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """2.3.0's cleaner never takes a partition marked uncleanable (LogCleanerManager.
+    grabFilthiestCompactedLog filters it out), so the commit rate the cleaner is held to leaves
+    -1 out: the rate counted was 32.6 KiB/s with it; now the partitions the cleaner takes."""
+    report = audit(ROTATED / "kafka-logs", capsys=capsys)
+    log = report["brokers"][0]["cleaner_log"]
+    assert [m["partition"] for m in findings(report, "partition-uncleanable")] == [
+        "__consumer_offsets-1"
+    ]
+    assert "1 partition(s) marked uncleanable left out" in log["keeping_up"]
+    assert "grew by 32.6 KiB/s" not in log["keeping_up"]
