@@ -245,7 +245,9 @@ def broker_history(
         names = {e.partition.name for e in emulated}
         marks = {p: m for p, m in uncleanable_since(history, logs.starts).items() if p in names}
         predictions = {e.partition.name: prediction_of(e) for e in emulated}
-        comparisons = compare_all(history, predictions, version, checkpoints, capacity)
+        comparisons = compare_all(
+            history, predictions, version, checkpoints, capacity, model.liveness.running
+        )
         for comparison in comparisons:
             name = comparison.partition
             mine = history.cleanings_of(name)

@@ -222,10 +222,12 @@ def compare(
     predicted_failure: str | None,
     version: KafkaVersion,
     capacity: int | None = None,
+    running: bool = False,
 ) -> Comparison:
     """The broker's passes of ``partition`` from the one that began at ``first_dirty`` (where
     the emulation began) beside the emulation's ``predicted`` passes (and the failure it
-    predicts after them, Kafka's message without the exception class)."""
+    predicts after them, Kafka's message without the exception class). ``running``: a broker
+    runs on the log dir read (its ``.lock`` held)."""
     # 1. The emulation starts at the first dirty offset of the log dir it read; the broker's
     #    cleanings of that same section are the ones from the first that began there.
     aligned = next((i for i, r in enumerate(real) if r.start == first_dirty), None)
@@ -241,6 +243,17 @@ def compare(
         else:
             why = "the broker's log shows no cleaning of it"
         return Comparison(partition, Agreement.NOT_COMPARABLE, None, why)
+    # 2. On a running broker a cleaning from the checkpoint that did not fail is under way, or
+    #    done and not yet checkpointed: the cleaner swaps the cleaned segments in before it
+    #    writes the checkpoint (2.3.0 LogCleaner.cleanLog: cleanSegments, then doneCleaning),
+    #    so the log dir read holds part of its result, not the log it began on. A failed
+    #    cleaning swapped nothing (the thread died, or the partition was marked uncleanable).
+    if running and all(r.failure is None for r in real[aligned:]):
+        why = (
+            f"the broker is running and its cleaning from offset {first_dirty:,} is under way or"
+            " not yet checkpointed: the log dir read holds part of what it wrote"
+        )
+        return Comparison(partition, Agreement.NOT_COMPARABLE, None, why)
     checks: list[PassCheck] = []
     causes: list[tuple[Difference, str]] = []
     for number, r in enumerate(real[aligned:], start=1):
@@ -255,7 +268,7 @@ def compare(
             break
         if r.failure is not None or (p is None and fails_here is None):
             break
-    # 2. The broker's log may end before the emulation's passes do: those are not differences
+    # 3. The broker's log may end before the emulation's passes do: those are not differences
     #    (the broker has not got there yet).
     if not causes:
         return Comparison(
@@ -521,6 +534,7 @@ def compare_all(
     version: KafkaVersion,
     checkpoints: Mapping[str, int] | None = None,
     capacity: int | None = None,
+    running: bool = False,
 ) -> list[Comparison]:
     """:func:`compare` for every partition of ``predictions`` (name -> first dirty offset,
     predicted passes, predicted failure message)."""
@@ -540,6 +554,7 @@ def compare_all(
                 predicted_failure=failure,
                 version=version,
                 capacity=capacity,
+                running=running,
             )
         )
     return out
