@@ -32,11 +32,14 @@ def _age(seconds: float | None) -> str:
     return f"{seconds:,.0f} s"
 
 
-def lookup_html(
-    a: dict[str, Any], matters: Callable[[str, int], bool] = lambda log_dir, partition: True
-) -> str:
-    """The lookup's answer (``api.coordination.answer``) for people; ``matters(log_dir,
-    partition)``: whether a never compacted replica is big enough to say so."""
+#: Whether a never compacted replica (``cluster_id``, ``broker_id``, ``log_dir``) of an offsets
+#: partition is big enough to say so: brokers on their own hosts may share a log dir's path.
+Matters = Callable[[dict[str, Any], int], bool]
+
+
+def lookup_html(a: dict[str, Any], matters: Matters = lambda replica, partition: True) -> str:
+    """The lookup's answer (``api.coordination.answer``) for people; ``matters``: whether a
+    never compacted replica is big enough to say so."""
     q = quote(a["group"], safe="")
     shown = f"<code>{_e(a['group'])}</code>" if a["group"] else "the empty group id"
     out = [f"<p>Group {shown} (Java hashCode {a['java_hash_code']})"]
@@ -52,7 +55,7 @@ def lookup_html(
     return "".join(out)
 
 
-def _cluster_answer(c: dict[str, Any], matters: Callable[[str, int], bool]) -> str:
+def _cluster_answer(c: dict[str, Any], matters: Matters) -> str:
     label = (
         f"cluster <code>{_e(c['cluster_id'])}</code>"
         if c["cluster_id"]
@@ -91,7 +94,8 @@ def _cluster_answer(c: dict[str, Any], matters: Callable[[str, int], bool]) -> s
     for r in c["replicas"]:
         role = " leader" if r["leader"] else ""
         isr = "" if r["in_isr"] is None else (" in ISR" if r["in_isr"] else " out of ISR")
-        shown = r["never_compacted"] and matters(r["log_dir"], c["partition"])
+        replica = {**r, "cluster_id": c["cluster_id"]}
+        shown = r["never_compacted"] and matters(replica, c["partition"])
         never = ' <span class="never">never compacted</span>' if shown else ""
         load = r["load_estimate_seconds"]
         out.append(

@@ -10,12 +10,11 @@ up: nothing is wider than the screen."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from html import escape
 from typing import Any
 
 from api.alerts import Alert
-from api.cluster_page import lookup_html
+from api.cluster_page import Matters, lookup_html
 from api.results import partition_name
 from api.standing import (
     NEVER_COMPACTED,
@@ -25,7 +24,7 @@ from api.standing import (
     never_compacted_matters,
     standing,
 )
-from api.view import View
+from api.view import View, log_dir_key
 
 _STYLE = """
 *{box-sizing:border-box}
@@ -133,10 +132,10 @@ def render(
         )
     css = "banner" if newest_unreadable or run is None else "banner ok"
     parts.append(f'<div id="readiness" class="{css} small">{_e(ready_message)}</div>')
-    rows = {(p["log_dir"], p["partition"]): p for p in run.partitions} if run is not None else {}
+    rows = {(log_dir_key(p), p["partition"]): p for p in run.partitions} if run is not None else {}
 
-    def matters(log_dir: str, partition: int) -> bool:
-        row = rows.get((log_dir, partition))
+    def matters(replica: dict[str, Any], partition: int) -> bool:
+        row = rows.get((log_dir_key(replica), partition))
         return row is not None and never_compacted_matters(row, never_compacted_threshold_bytes)
 
     parts.append(_lookup_box(group, lookup, lookup_error, matters))
@@ -175,7 +174,7 @@ def _lookup_box(
     group: str | None,
     lookup: dict[str, Any] | None,
     error: str | None,
-    matters: Callable[[str, int], bool],
+    matters: Matters,
 ) -> str:
     value = _e(group) if group is not None else ""
     out = [
@@ -191,7 +190,7 @@ def _lookup_box(
     return "".join(out)
 
 
-def _lookup_result(a: dict[str, Any], matters: Callable[[str, int], bool]) -> str:
+def _lookup_result(a: dict[str, Any], matters: Matters) -> str:
     return lookup_html(a, matters)
 
 

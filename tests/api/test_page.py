@@ -86,3 +86,32 @@ def test_each_alert_card_says_a_setting_once() -> None:
         for setting in set(re.findall(r"[a-z]+(?:\.[a-z]+)+=", text)):
             assert text.count(setting) == 1, (rule.name, text)
         assert text.count(rule.name) == 1, text
+
+
+def test_the_lookup_asks_whether_never_compacted_matters_per_broker() -> None:
+    """Brokers on their own hosts often share a log dir's path: the lookup asks about each
+    replica by cluster, broker and log dir, so one broker's big never compacted replica is not
+    said of another's empty one (the page keyed its rows by path alone)."""
+    from api.cluster_page import lookup_html
+    from api.view import log_dir_key
+
+    def replica(broker_id: int) -> dict[str, Any]:
+        return {
+            "broker_id": broker_id, "log_dir": "/var/lib/kafka", "leader": None, "in_isr": None,
+            "never_compacted": True, "size_bytes": 1, "verdict": "blocked", "reason": "r",
+            "load_estimate_seconds": None, "data_age_seconds": 1.0, "open_findings": [],
+        }  # fmt: skip
+
+    cluster = {
+        "cluster_id": "c1", "partitions_uncertain": False, "partition": 3, "partitions": 6,
+        "partitions_source": "partition-dirs", "coordinator": None, "loading": None,
+        "live": None, "load_estimate_seconds": None, "replicas": [replica(1), replica(2)],
+        "replicas_not_scanned": [], "reasons": [],
+    }  # fmt: skip
+    answer = {"group": "g", "java_hash_code": 103, "in_run": True, "clusters": [cluster]}
+    big = ("c1", 2, "/var/lib/kafka")
+    html = lookup_html(answer, lambda r, partition: (log_dir_key(r), partition) == (big, 3))
+    items = re.findall(r"<li>broker (\d) .*?</li>", html)
+    assert items == ["1", "2"]
+    lines = html.split("<li>broker ")[1:]
+    assert "never compacted" not in lines[0] and "never compacted" in lines[1]
