@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         if not looks_like_log_dir(log_dir):
             print(f"offsets-auditor audit: {not_a_log_dir_message(log_dir)}", file=sys.stderr)
             return USAGE
-    if args.server_log is not None and not cleaner_log_exists(args.server_log):
+    if args.server_log is not None and not args.server_log.is_file():  # as scan checks it
         print(
             f"offsets-auditor audit: --server-log {args.server_log}: no such file", file=sys.stderr
         )
