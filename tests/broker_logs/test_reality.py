@@ -15,6 +15,7 @@ from pathlib import Path
 from offsets_auditor.broker_logs.history import CleaningEnd, uncleanable_since
 from offsets_auditor.broker_logs.reality import (
     Agreement,
+    Comparison,
     Difference,
     compare_all,
     prediction_findings,
@@ -31,6 +32,7 @@ from tests.broker_logs.support import FIXTURES, emulate, history
 
 V09 = KafkaVersion.parse("0.9.0.1")
 V23 = KafkaVersion.parse("2.3.0")
+MULTI_PASS = FIXTURES / "kafka-2.3.0/multi-pass"
 
 
 def checkpoint_of(log_dir: Path) -> dict[str, int]:
@@ -116,8 +118,31 @@ def test_09_two_threads_both_die_and_the_clean_between_agrees() -> None:
     assert comparisons["__consumer_offsets-2"].agreement is Agreement.AGREES
 
 
+def multi_pass_comparison(
+    log_dir: str = "kafka-logs",
+    config: Path | None = None,
+    version: KafkaVersion = V23,
+    *,
+    running: bool = False,
+) -> Comparison:
+    """The multi-pass broker's cleanings of __consumer_offsets-1 beside the emulation of
+    ``log_dir`` (of its fixture) at 2.3.0 and ``config`` (default: the broker's), compared
+    as ``version`` would log them, with the checkpoints of the log dir it left."""
+    fixture = MULTI_PASS
+    audit = emulate(fixture / log_dir, config or fixture / "broker-server.properties", "2.3.0")
+    (p1,) = [p for p in audit.partitions if p.name == "__consumer_offsets-1"]
+    (comparison,) = compare_all(
+        history(fixture / "log-cleaner.log"),
+        {"__consumer_offsets-1": prediction_of(p1.emulated)},
+        version,
+        checkpoint_of(fixture / "kafka-logs-after"),
+        running=running,
+    )
+    return comparison
+
+
 def multi_pass() -> tuple[Path, list]:
-    fixture = FIXTURES / "kafka-2.3.0/multi-pass"
+    fixture = MULTI_PASS
     found = history(fixture / "log-cleaner.log")
     passes = real_passes(
         found.cleanings_of("__consumer_offsets-1"),
@@ -163,17 +188,9 @@ def test_23_a_smaller_map_than_the_brokers_is_config_drift() -> None:
             (fixture / "broker-server.properties").read_text()
             + "\nlog.cleaner.dedupe.buffer.size=1500000\n"
         )
-        audit = emulate(fixture / "kafka-logs", drifted, "2.3.0")
+        comparison = multi_pass_comparison(config=drifted)
     finally:
         drifted.unlink()
-    (p1,) = [p for p in audit.partitions if p.name == "__consumer_offsets-1"]
-    found = history(fixture / "log-cleaner.log")
-    (comparison,) = compare_all(
-        found,
-        {"__consumer_offsets-1": prediction_of(p1.emulated)},
-        V23,
-        checkpoint_of(fixture / "kafka-logs-after"),
-    )
     assert comparison.agreement is Agreement.DIFFERS
     assert comparison.cause is Difference.CONFIG_DRIFT
     (finding,) = prediction_findings([comparison])
@@ -183,32 +200,14 @@ def test_23_a_smaller_map_than_the_brokers_is_config_drift() -> None:
 
 def test_23_the_banner_tells_another_version() -> None:
     """2.3.0's banner prints the start twice; a broker said to run 2.6.0 would print the end."""
-    fixture, _ = multi_pass()
-    audit = emulate(fixture / "kafka-logs", fixture / "broker-server.properties", "2.3.0")
-    (p1,) = [p for p in audit.partitions if p.name == "__consumer_offsets-1"]
-    found = history(fixture / "log-cleaner.log")
-    (comparison,) = compare_all(
-        found,
-        {"__consumer_offsets-1": prediction_of(p1.emulated)},
-        KafkaVersion.parse("2.6.0"),
-        checkpoint_of(fixture / "kafka-logs-after"),
-    )
+    comparison = multi_pass_comparison(version=KafkaVersion.parse("2.6.0"))
     assert comparison.agreement is Agreement.DIFFERS
     assert comparison.cause is Difference.OTHER_VERSION
 
 
 def test_the_log_dir_read_after_the_cleaning_is_not_comparable() -> None:
     """The emulation of kafka-logs-after starts where the broker's last clean ended."""
-    fixture = FIXTURES / "kafka-2.3.0/multi-pass"
-    audit = emulate(fixture / "kafka-logs-after", fixture / "broker-server.properties", "2.3.0")
-    (p1,) = [p for p in audit.partitions if p.name == "__consumer_offsets-1"]
-    found = history(fixture / "log-cleaner.log")
-    (comparison,) = compare_all(
-        found,
-        {"__consumer_offsets-1": prediction_of(p1.emulated)},
-        V23,
-        checkpoint_of(fixture / "kafka-logs-after"),
-    )
+    comparison = multi_pass_comparison("kafka-logs-after")
     assert comparison.agreement is Agreement.NOT_COMPARABLE
     assert "read after" in comparison.detail
 
@@ -320,15 +319,7 @@ def test_on_a_running_broker_only_a_failed_cleaning_is_set_beside_the_emulation(
     LogCleaner.cleanLog): a cleaning from the checkpoint that did not fail may be half in the
     log dir read, so it is not compared (a live 2.3.0 broker gave 'the broker counted 33,320
     start records, the emulation 19,135'); a failed one swapped nothing and still is."""
-    fixture, _ = multi_pass()
-    audit = emulate(fixture / "kafka-logs", fixture / "broker-server.properties", "2.3.0")
-    (p1,) = [p for p in audit.partitions if p.name == "__consumer_offsets-1"]
-    found = history(fixture / "log-cleaner.log")
-    prediction = {"__consumer_offsets-1": prediction_of(p1.emulated)}
-    checkpoints = checkpoint_of(fixture / "kafka-logs-after")
-    stopped, running = (
-        compare_all(found, prediction, V23, checkpoints, running=r)[0] for r in (False, True)
-    )
+    stopped, running = (multi_pass_comparison(running=r) for r in (False, True))
     assert stopped.agreement is Agreement.AGREES
     assert running.agreement is Agreement.NOT_COMPARABLE and "is running" in running.detail
     died = FIXTURES / "kafka-0.9.0.1/cleaner-died"
