@@ -16,13 +16,14 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from offsets_auditor import published
 from offsets_auditor.audit.group_recovery import without_groups
-from offsets_auditor.audit.stages import LogDirWork, PartitionOutcome
+from offsets_auditor.audit.stages import FoldedPartition, LogDirWork, PartitionOutcome
 from offsets_auditor.groups.model import GroupState
 from spark_jobs.publish import arrow_schema, column
 
@@ -34,6 +35,13 @@ PART_SCHEMA = pa.schema(
 
 def parts_dir(results: Path, run_id: str) -> Path:
     return results / published.STAGING / f"{run_id}.groups"
+
+
+def folds_dir(parts: Path) -> Path:
+    """Where stage B keeps the partitions it folded for their emulations to run apart
+    (``spark_jobs.tasks``), beside the groups' part files; removed after each round (a killed
+    scan's, with the staging dir's leftovers)."""
+    return parts.with_name(f"{parts.name}.folds")
 
 
 def part_path(parts: Path, index: int, partition: str) -> Path:
@@ -113,10 +121,14 @@ def latest_commits(
     return dict(zip(keys, values, strict=True))
 
 
+_Replayed = TypeVar("_Replayed", PartitionOutcome, FoldedPartition)
+
+
 def set_apart(
-    parts: Path, index: int, work: LogDirWork, outcome: PartitionOutcome
-) -> tuple[PartitionOutcome, int]:
-    """``outcome`` (of a partition of input ``index``, whose work is ``work``) with its groups
+    parts: Path, index: int, work: LogDirWork, outcome: _Replayed
+) -> tuple[_Replayed, int]:
+    """``outcome`` (of a partition of input ``index``, whose work is ``work``: its stage B's
+    outcome, or the partition folded) with its groups
     written to their part file and taken out of its replay (their findings kept); and how
     many groups there were."""
     replay = outcome.replay

@@ -23,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import published
+from offsets_auditor.audit.partition import Emulated
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.audit.replicas import replica_findings
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.audit.stages import (
+    EMULATIONS_APART_RECORDS,
     PartitionOutcome,
     audit_partition,
     conclude,
+    finish_partition,
     log_dir_work,
     read_segment_result,
 )
@@ -39,7 +42,14 @@ from offsets_auditor.logdir.model import offsets_partitions, open_partition
 from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs import cache, group_parts, publish, rerun
-from spark_jobs.work import Context, Input, PartitionWork, list_partition, pack
+from spark_jobs.work import (
+    Context,
+    EmulationTask,
+    Input,
+    PartitionWork,
+    list_partition,
+    pack,
+)
 
 #: Spark rounds for partitions that change while read, before the driver reads them itself.
 ROUNDS = 3
@@ -79,6 +89,9 @@ class ScanOptions:
     #: ``--cluster-id``: the cluster of log dirs whose meta.properties does not say (brokers
     #: before 2.4), so that the service tells clusters apart
     cluster_id: str | None = None
+    #: from this many records on, a partition's emulations at several configs run as Spark
+    #: tasks of their own (``spark_jobs.tasks``); tests lower it
+    emulations_apart_records: int = EMULATIONS_APART_RECORDS
 
     @property
     def home(self) -> Path:
@@ -336,6 +349,7 @@ def _spark_round(
 ]:
     from spark_jobs.tasks import (
         FAILED,
+        FOLDED,
         OK,
         PARTITION_OUTCOMES,
         SEGMENT_RESULTS,
@@ -347,6 +361,7 @@ def _spark_round(
     tasks = [t for w in listed for t in w.tasks]
     parallelism = spark.sparkContext.defaultParallelism
     slots = pack(tasks, max(2 * parallelism, sum(t.size for t in tasks) // SLOT_BYTES + 1))
+    folds = group_parts.folds_dir(parts)
     context = Context(
         plans={s.index: s.plan for s in inputs},
         works={s.index: s.work for s in inputs},
@@ -354,6 +369,8 @@ def _spark_round(
         read=options.read,
         cache_dir=str(cache_dir),
         parts_dir=str(parts),
+        folds_dir=str(folds),
+        emulations_apart_records=options.emulations_apart_records,
         slots=slots,
     )
     broadcast = spark.sparkContext.broadcast(context)
@@ -376,15 +393,27 @@ def _spark_round(
     failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
     if failed is not None:
         raise ExecutorError(failed)
+    ready = [r for r in rows if r["status"] in (OK, FOLDED)]
+    emulated = _emulate_apart(spark, context, [r for r in ready if r["status"] == FOLDED])
     for row in rows:
         key = (row["input"], row["partition"])
-        if row["status"] == OK and (
-            row["groups"] == 0 or group_parts.part_path(parts, *key).is_file()
-        ):
+        groups_found = row["groups"] == 0 or group_parts.part_path(parts, *key).is_file()
+        if row["status"] == OK and groups_found:
             outcome = cache.loads(row["outcome"])
-            done[key] = (outcome, json.loads(row["segments_json"]), row["groups"])
+        elif row["status"] == FOLDED and groups_found and key in emulated:
+            source = inputs[row["input"]]
+            outcome = finish_partition(
+                source.work,
+                cache.loads(row["outcome"]),
+                source.plan.configs,
+                source.plan.now_ms,
+                emulated[key],
+            )
         else:  # changed while read, or its groups written where the driver cannot see them
             changed.add(key)
+            continue
+        done[key] = (outcome, json.loads(row["segments_json"]), row["groups"])
+    shutil.rmtree(folds, ignore_errors=True)
     for w in listed:  # partitions without segments never reach the executors
         key = (w.input, w.partition.name)
         if not w.tasks:
@@ -395,6 +424,54 @@ def _spark_round(
             light, groups = group_parts.set_apart(parts, source.index, source.work, outcome)
             done[key] = (light, [], groups)
     return done, changed
+
+
+def _emulate_apart(
+    spark: Any, context: Context, folded: Sequence[dict[str, Any]]
+) -> dict[tuple[int, str], list[Emulated | None]]:
+    """The partitions stage B folded (``FOLDED`` rows) emulated at each of their plan's configs,
+    a Spark task each; a partition is left out when an emulation found an entry gone."""
+    from spark_jobs.tasks import EMULATIONS, FAILED, OK, ddl, emulate_slots
+
+    emulations = [
+        EmulationTask(
+            input=row["input"],
+            partition=row["partition"],
+            config=config,
+            fold_key=row["fold_key"],
+            segment_keys=tuple(s["cache_key"] for s in json.loads(row["segments_json"])),
+        )
+        for row in folded
+        for config in range(len(context.plans[row["input"]].configs))
+    ]
+    if not emulations:
+        return {}
+    broadcast = spark.sparkContext.broadcast(replace(context, slots=[], emulations=emulations))
+
+    def get() -> Context:
+        value: Context = broadcast.value
+        return value
+
+    n = len(emulations)
+    table = spark.range(0, n, 1, n).mapInArrow(emulate_slots(get), ddl(EMULATIONS)).toArrow()
+    broadcast.unpersist()
+    rows = table.to_pylist()
+    failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
+    if failed is not None:
+        raise ExecutorError(failed)
+    by_partition: dict[tuple[int, str], dict[int, Emulated | None]] = defaultdict(dict)
+    gone = set()
+    for row in rows:
+        key = (row["input"], row["partition"])
+        if row["status"] == OK:
+            by_partition[key][row["config"]] = cache.loads(row["emulated"])
+        else:
+            gone.add(key)
+    return {
+        key: [found[i] for i in sorted(found)]
+        for key, found in by_partition.items()
+        if key not in gone
+    }
 
 
 def _read_on_driver(

@@ -6,7 +6,11 @@ in bounded windows (or its result taken from the cache), and shipped as one Arro
 pickled result. ``fold_partition`` (``applyInArrow``, grouped by input and partition): stage B,
 ``audit_stages.audit_partition``, over the partition's results in offset order, shipped back as
 one row holding the pickled (light) outcome and the segments' rows; the partition's groups go
-to their own file (``group_parts``), not through Spark.
+to their own file (``group_parts``), not through Spark. A big partition with several configs to
+emulate (a detected version range) is only folded there (``FOLDED``): the fold is kept in the
+folds dir and ``emulate_slots`` (a second ``mapInArrow``) emulates it at each config in a task
+of its own, so one hot partition's emulations spread over the executors; the driver finishes it
+(``audit_stages.finish_partition``).
 
 A segment renamed, replaced or shortened since it was listed (the cleaner of a running broker
 does that) makes its partition ``changed``: the driver lists it again and retries.
@@ -16,21 +20,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from offsets_auditor.audit.stages import SegmentResult, audit_partition, read_segment_result
+from offsets_auditor.audit.stages import (
+    FoldedPartition,
+    SegmentResult,
+    emulate_each,
+    emulate_folded,
+    finish_partition,
+    fold_segments,
+    read_segment_result,
+)
 from offsets_auditor.cleaner.arrays import FileArrays, in_memory
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
 from offsets_auditor.cli.internal_error import one_line
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.reading import segment_label
 from spark_jobs import cache, group_parts
-from spark_jobs.work import Context, SegmentTask
+from spark_jobs.work import Context, EmulationTask, SegmentTask
 
-OK, CHANGED, FAILED = "ok", "changed", "failed"
+#: FOLDED: stage B folded the partition and left its emulations to ``EmulationTask``\ s
+OK, CHANGED, FAILED, FOLDED = "ok", "changed", "failed", "folded"
 
 SEGMENT_RESULTS = pa.schema(
     [
@@ -51,9 +65,21 @@ PARTITION_OUTCOMES = pa.schema(
         ("input", pa.int64()),
         ("partition", pa.string()),
         ("status", pa.string()),
-        ("outcome", pa.binary()),
+        ("outcome", pa.binary()),  # OK: the outcome; FOLDED: the partition folded, light
         ("groups", pa.int64()),
         ("segments_json", pa.string()),
+        ("error", pa.string()),
+        ("fold_key", pa.string()),  # FOLDED: the fold's entry in the folds dir
+    ]
+)
+
+EMULATIONS = pa.schema(
+    [
+        ("input", pa.int64()),
+        ("partition", pa.string()),
+        ("config", pa.int64()),
+        ("status", pa.string()),
+        ("emulated", pa.binary()),  # OK: the (light) emulation, or None
         ("error", pa.string()),
     ]
 )
@@ -204,15 +230,33 @@ def fold(ctx: Context, table: pa.Table) -> pa.Table:
             yield result
 
     plan, work = ctx.plans[index], ctx.works[index]
+    parts = Path(ctx.parts_dir)
     try:
         with cache.scratch(cache_dir) as scratch:
             arrays = FileArrays(scratch) if scratch is not None else in_memory
-            outcome = audit_partition(work, partition, results(), plan.configs, plan.now_ms, arrays)
+            folded = fold_segments(work, partition, results(), arrays)
+            try:
+                folded, groups = group_parts.set_apart(parts, index, work, folded)
+            except OSError:  # --out not writable here: the driver reads the partition itself
+                return changed
+            fold_key = _keep_for_emulations(ctx, folded, rows)
+            if fold_key is not None:
+                return pa.Table.from_pylist(
+                    [
+                        {
+                            **out,
+                            "status": FOLDED,
+                            "outcome": cache.dumps(folded.light()),
+                            "groups": groups,
+                            "segments_json": json.dumps(segments),
+                            "fold_key": fold_key,
+                        }
+                    ],
+                    PARTITION_OUTCOMES,
+                )
+            emulated = emulate_each(work, folded, plan.configs, plan.now_ms, arrays)
+            outcome = finish_partition(work, folded, plan.configs, plan.now_ms, emulated)
     except _EntryGone:  # the cache entry is gone (or not shared): read the segment again
-        return changed
-    try:
-        outcome, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, outcome)
-    except OSError:  # --out not writable here: the driver reads the partition itself
         return changed
     return pa.Table.from_pylist(
         [
@@ -226,6 +270,87 @@ def fold(ctx: Context, table: pa.Table) -> pa.Table:
         ],
         PARTITION_OUTCOMES,
     )
+
+
+def _keep_for_emulations(
+    ctx: Context, folded: FoldedPartition, rows: list[dict[str, Any]]
+) -> str | None:
+    """Where ``folded`` is kept for its emulations to run apart (``emulate_slots``), or None
+    when they run here: one config, a small partition, or a segment whose columns are not in
+    the cache (they travelled in its row) or a folds dir that cannot be written."""
+    plan = ctx.plans[rows[0]["input"]]
+    if (
+        len(plan.configs) < 2
+        or folded.scan.records < ctx.emulations_apart_records
+        or not ctx.folds_dir
+        or any(r["cache_key"] is None for r in rows)
+    ):
+        return None
+    key = fold_key(rows[0]["input"], folded.partition.name)
+    # the key ids go with the fold (written out of the pickle: mapped where loaded); the
+    # columns stay in the segments' entries
+    kept = replace(folded, scan=replace(folded.scan, columns=()))
+    return key if cache.store(Path(ctx.folds_dir), key, kept) else None
+
+
+def fold_key(index: int, partition: str) -> str:
+    return f"{index}-{partition}"
+
+
+def emulate_slots(
+    context: Callable[[], Context],
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function over ``Context.emulations`` indexes: each a folded
+    partition emulated at one config."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ctx = context()
+        for batch in batches:
+            for slot in batch.column("id").to_pylist():
+                task = ctx.emulations[slot]
+                try:
+                    row = emulate_task(ctx, task)
+                except Exception as error:  # a bug: one line to the driver, not a task
+                    row = {
+                        **_emulation_row(task),
+                        "status": FAILED,
+                        "error": f"{one_line(error)}, emulating {task.partition}"
+                        f" at config {task.config}",
+                    }
+                yield pa.RecordBatch.from_pylist([row], schema=EMULATIONS)
+
+    return run
+
+
+def emulate_task(ctx: Context, task: EmulationTask) -> dict[str, Any]:
+    """The folded partition of ``task`` emulated at its config (CHANGED: an entry is gone)."""
+    row = _emulation_row(task)
+    folded: FoldedPartition | None = cache.load(Path(ctx.folds_dir), task.fold_key)
+    if folded is None:
+        return row
+    cache_dir = Path(ctx.cache_dir)
+    columns = []
+    for key in task.segment_keys:
+        result: SegmentResult | None = cache.load(cache_dir, key)
+        if result is None:
+            return row
+        columns.append(result.facts.columns)
+    folded = replace(folded, scan=replace(folded.scan, columns=tuple(columns)))
+    plan, work = ctx.plans[task.input], ctx.works[task.input]
+    with cache.scratch(cache_dir) as scratch:
+        arrays = FileArrays(scratch) if scratch is not None else in_memory
+        emulated = emulate_folded(work, folded, plan.configs[task.config], plan.now_ms, arrays)
+    return {**row, "status": OK, "emulated": cache.dumps(emulated)}
+
+
+def _emulation_row(task: EmulationTask) -> dict[str, Any]:
+    return {
+        "input": task.input,
+        "partition": task.partition,
+        "config": task.config,
+        "status": CHANGED,
+        "emulated": None,
+    }
 
 
 class _EntryGone(Exception):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from offsets_auditor.audit.plan import AuditPlan
-from offsets_auditor.audit.stages import LogDirWork
+from offsets_auditor.audit.stages import EMULATIONS_APART_RECORDS, LogDirWork
 from offsets_auditor.findings import Finding
 from offsets_auditor.logdir.model import PartitionDir, Segment, open_partition
 from offsets_auditor.reader.reading import ReadOptions
@@ -44,6 +44,20 @@ class SegmentTask:
 
 
 @dataclass(frozen=True, slots=True)
+class EmulationTask:
+    """A big partition, folded by its stage B task and kept in the folds dir under
+    ``fold_key``, to be emulated at its plan's ``config``-th config by a task of its own (so
+    that its configs' emulations run side by side); its columns are in its segments' cache
+    entries (``segment_keys``, in offset order)."""
+
+    input: int
+    partition: str
+    config: int
+    fold_key: str
+    segment_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionWork:
     """A partition as listed for this round, with its segments' tasks."""
 
@@ -63,7 +77,12 @@ class Context:
     read: ReadOptions
     cache_dir: str
     parts_dir: str  # where stage B writes each partition's groups (``group_parts``)
+    folds_dir: str = ""  # where stage B keeps the partitions it folded for EmulationTasks
+    #: from this many records on, a partition's emulations at several configs are
+    #: EmulationTasks (``audit.stages.EMULATIONS_APART_RECORDS``; tests lower it)
+    emulations_apart_records: int = EMULATIONS_APART_RECORDS
     slots: list[list[SegmentTask]] = field(default_factory=list)
+    emulations: list[EmulationTask] = field(default_factory=list)
 
 
 def list_partition(

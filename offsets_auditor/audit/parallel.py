@@ -37,9 +37,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from offsets_auditor.audit.group_recovery import GroupsPlan
-from offsets_auditor.audit.partition import BrokerAudit, Emulated, emulate_partition
+from offsets_auditor.audit.partition import BrokerAudit, Emulated
 from offsets_auditor.audit.plan import AuditPlan
 from offsets_auditor.audit.stages import (
+    EMULATIONS_APART_RECORDS,
+    FoldedPartition,
     LogDirWork,
     PartitionOutcome,
     SegmentResult,
@@ -47,17 +49,16 @@ from offsets_auditor.audit.stages import (
     audit_partition,
     conclude,
     emulate_each,
+    emulate_folded,
     log_dir_work,
     read_segment_result,
 )
 from offsets_auditor.cleaner.arrays import Arrays, FileArrays
 from offsets_auditor.cleaner.config import CleanerConfig
-from offsets_auditor.cleaner.partition_scan import PartitionScan
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns, empty_columns, mapped_columns
 from offsets_auditor.findings import Finding
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.model import (
-    LogDir,
     PartitionDir,
     PartitionSnapshot,
     offsets_partitions,
@@ -205,34 +206,21 @@ def _read_segment(
 
 
 def _emulate_in_parallel(
-    partition: PartitionDir,
-    model: LogDir,
+    work: LogDirWork,
+    folded: FoldedPartition,
     configs: Sequence[CleanerConfig],
     now_ms: int,
-    scan: PartitionScan,
     arrays: Arrays,
     *,
     jobs: int,
 ) -> list[Emulated | None]:
-    """``audit.stages.emulate_each`` with each config's emulation in a process of its own (up
-    to ``jobs`` at a time), forked once the partition is folded: they share its columns and key
+    """``audit.stages.emulate_folded`` at each config, each in a process of its own (up to
+    ``jobs`` at a time), forked once the partition is folded: they share its columns and key
     ids (mapped files, or pages the fork shares), each keeps its own survivor flags, and each
     sends back its passes and verdict facts, not the partition."""
-    if len(configs) < 2 or scan.records < _PARALLEL_EMULATION_RECORDS:
-        return emulate_each(partition, model, configs, now_ms, scan, arrays)
-    light = replace(scan, columns=(), key_ids=())
-
-    def one(config: CleanerConfig) -> Emulated | None:
-        e = emulate_partition(partition, model, config, now_ms, scan=scan, arrays=arrays)
-        return None if e is None else replace(e, scan=light)
-
-    done = _forked_map(one, configs, jobs)
-    return [None if e is None else replace(e, scan=scan) for e in done]
-
-
-#: Below this many records a partition's configs are emulated in this process (a fork costs
-#: more than the emulation).
-_PARALLEL_EMULATION_RECORDS = 1 << 20
+    if len(configs) < 2 or folded.scan.records < EMULATIONS_APART_RECORDS:
+        return emulate_each(work, folded, configs, now_ms, arrays)
+    return _forked_map(lambda c: emulate_folded(work, folded, c, now_ms, arrays), configs, jobs)
 
 
 def _forked_map(function: Callable[[_In], _Out], items: Sequence[_In], jobs: int) -> list[_Out]:

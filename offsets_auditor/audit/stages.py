@@ -147,48 +147,49 @@ class PartitionOutcome:
 
 
 class Emulations(Protocol):
-    """``emulations(partition, model, configs, now_ms, scan, arrays)``: the partition emulated at
-    each config, in order (:func:`emulate_each`, or the same on several processes)."""
+    """``emulations(work, folded, configs, now_ms, arrays)``: the folded partition emulated at
+    each config, in order and light (:func:`emulate_folded` at each, here or elsewhere)."""
 
     def __call__(
         self,
-        partition: PartitionDir,
-        model: LogDir,
+        work: LogDirWork,
+        folded: FoldedPartition,
         configs: Sequence[CleanerConfig],
         now_ms: int,
-        scan: PartitionScan,
         arrays: Arrays,
-    ) -> list[Emulated | None]: ...
+    ) -> Sequence[Emulated | None]: ...
 
 
-def emulate_each(
-    partition: PartitionDir,
-    model: LogDir,
-    configs: Sequence[CleanerConfig],
-    now_ms: int,
-    scan: PartitionScan,
-    arrays: Arrays,
-) -> list[Emulated | None]:
-    """The partition emulated at each config, one after the other."""
-    return [
-        emulate_partition(partition, model, c, now_ms, scan=scan, arrays=arrays) for c in configs
-    ]
+#: From this many records on, a partition's emulations at several configs are worth running
+#: apart, each on a core of its own (``audit --jobs``, the scan's executors); below, moving
+#: them costs more than running them where the partition was folded.
+EMULATIONS_APART_RECORDS = 1 << 20
 
 
-def audit_partition(
+@dataclass(frozen=True, slots=True)
+class FoldedPartition:
+    """Stage B's first step: a partition's segment results folded in offset order, its scan
+    (with the columns and key ids its emulations read) and the groups' replay."""
+
+    partition: PartitionDir
+    scan: PartitionScan
+    replay: PartitionGroups | None
+
+    def light(self) -> FoldedPartition:
+        """Without the per-record columns and key ids (what crosses to the driver)."""
+        return replace(self, scan=replace(self.scan, columns=(), key_ids=()))
+
+
+def fold_segments(
     work: LogDirWork,
     partition: PartitionDir,
     results: Iterable[SegmentResult],
-    configs: Sequence[CleanerConfig],
-    now_ms: int,
     arrays: Arrays = in_memory,
-    emulations: Emulations = emulate_each,
-) -> PartitionOutcome:
-    """Stage B: ``results`` are the partition's segments' in offset order, taken once each (so
-    they can be loaded one at a time: what is kept of each is its columns); ``configs[0]`` is
-    the one the verdict is given at; ``arrays`` makes the emulation's per-record state;
-    ``emulations`` runs the emulation at every config."""
-    model, groups_plan = work.model, work.groups_plan
+) -> FoldedPartition:
+    """``results`` are the partition's segments' in offset order, taken once each (so they can
+    be loaded one at a time: what is kept of each is its columns); ``arrays`` makes the key
+    ids."""
+    groups_plan = work.groups_plan
     fold = groups_plan.fold(partition) if groups_plan is not None else None
 
     def facts() -> Iterator[tuple[Segment, SegmentFacts]]:
@@ -198,16 +199,45 @@ def audit_partition(
             yield result.segment, result.facts
 
     scan = fold_partition(partition, facts(), arrays)
-    replay = fold.result() if fold is not None else None
-    emulated = emulations(partition, model, configs, now_ms, scan, arrays)
-    if emulated[0] is None:
+    return FoldedPartition(partition, scan, fold.result() if fold is not None else None)
+
+
+def emulate_folded(
+    work: LogDirWork,
+    folded: FoldedPartition,
+    config: CleanerConfig,
+    now_ms: int,
+    arrays: Arrays = in_memory,
+) -> Emulated | None:
+    """Stage B's second step, once per config and independent of the others (so each may run
+    on a core of its own): the folded partition emulated at ``config``, returned light."""
+    e = emulate_partition(
+        folded.partition, work.model, config, now_ms, scan=folded.scan, arrays=arrays
+    )
+    return None if e is None else replace(e, scan=folded.light().scan)
+
+
+def finish_partition(
+    work: LogDirWork,
+    folded: FoldedPartition,
+    configs: Sequence[CleanerConfig],
+    now_ms: int,
+    emulated: Sequence[Emulated | None],
+) -> PartitionOutcome:
+    """Stage B's last step: the partition's outcome from its emulation at each config
+    (``emulated[i]`` at ``configs[i]``; ``configs[0]`` is the one the verdict is given at).
+    Reads no per-record column: ``folded`` may be light."""
+    partition, replay = folded.partition, folded.replay
+    scan = folded.light().scan
+    if not emulated or emulated[0] is None:
         return PartitionOutcome(partition, (), replay, ())
     e = emulated[0]
     config = configs[0]
+    groups_plan = work.groups_plan
     rules = groups_plan.rules if groups_plan is not None else loader_rules(config.kafka_version)
     findings = [
         *damage_findings(
-            place_of(model, partition, scan.log_end_offset),
+            place_of(work.model, partition, scan.log_end_offset),
             scan.errors,
             replay.record_problems if replay is not None else (),
             rules,
@@ -221,14 +251,43 @@ def audit_partition(
             now_ms=now_ms,
         ),
     ]
-    light = replace(scan, columns=(), key_ids=())
     return PartitionOutcome(
         partition,
-        tuple(replace(x, scan=light) for x in emulated if x is not None),
+        tuple(replace(x, scan=scan) for x in emulated if x is not None),
         replay,
         tuple(findings),
         reads_clock=bool(scan.transactions.ongoing) or any(reads_clock(c) for c in configs),
     )
+
+
+def audit_partition(
+    work: LogDirWork,
+    partition: PartitionDir,
+    results: Iterable[SegmentResult],
+    configs: Sequence[CleanerConfig],
+    now_ms: int,
+    arrays: Arrays = in_memory,
+    emulations: Emulations | None = None,
+) -> PartitionOutcome:
+    """Stage B, its three steps one after the other: ``results`` folded
+    (:func:`fold_segments`), emulated at each of ``configs`` (``emulations``; by default one
+    after the other, :func:`emulate_folded`), finished (:func:`finish_partition`)."""
+    folded = fold_segments(work, partition, results, arrays)
+    emulate = emulations if emulations is not None else emulate_each
+    return finish_partition(
+        work, folded, configs, now_ms, emulate(work, folded, configs, now_ms, arrays)
+    )
+
+
+def emulate_each(
+    work: LogDirWork,
+    folded: FoldedPartition,
+    configs: Sequence[CleanerConfig],
+    now_ms: int,
+    arrays: Arrays,
+) -> list[Emulated | None]:
+    """The folded partition emulated at each config, one after the other."""
+    return [emulate_folded(work, folded, c, now_ms, arrays) for c in configs]
 
 
 # -- C. per log dir -----------------------------------------------------------------------

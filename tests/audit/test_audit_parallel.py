@@ -41,7 +41,7 @@ def test_jobs_give_the_report_of_one_process(
     assert one["partitions"], "a log dir with offsets partitions"
     assert report(log_dir, 3) == one
     # every partition's configs emulated in forked processes, however small
-    monkeypatch.setattr(audit_parallel, "_PARALLEL_EMULATION_RECORDS", 0)
+    monkeypatch.setattr(audit_parallel, "EMULATIONS_APART_RECORDS", 0)
     assert report(log_dir, 2) == one
 
 
@@ -56,7 +56,7 @@ def test_several_configs_are_emulated_in_forked_processes(monkeypatch: pytest.Mo
         forked.append(len(items))
         return original(function, items, jobs)
 
-    monkeypatch.setattr(audit_parallel, "_PARALLEL_EMULATION_RECORDS", 0)
+    monkeypatch.setattr(audit_parallel, "EMULATIONS_APART_RECORDS", 0)
     monkeypatch.setattr(audit_parallel, "_forked_map", counting)
     assert report(log_dir, 2) == report(log_dir, 1)
     assert forked and all(n == len(plan.configs) for n in forked)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -378,3 +379,42 @@ def test_the_same_broker_id_twice_stays_apart(everything: ScanResult) -> None:
     assert duplicate == expected and duplicate
     partitions = pq.read_table(everything.run_dir / "partitions.parquet").to_pylist()
     assert {p["log_dir"] for p in partitions} == {str(d) for d in LOG_DIRS}
+
+
+def test_a_partitions_emulations_run_as_tasks_of_their_own(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every partition with several configs to emulate is folded by one task and emulated at
+    each config by a task of its own (as a big one is); the reports are audit's all the same."""
+    from spark_jobs import job
+
+    log_dirs = tuple(
+        FIXTURES / f"{d}/kafka-logs"
+        for d in (
+            "kafka-0.9.0.1/cleaner-died",
+            "kafka-2.3.0/multi-pass",
+            "kafka-2.3.0/transactions",
+        )
+    )
+    apart: list[tuple[int, str]] = []
+    original = job._emulate_apart
+
+    def counting(spark: Any, context: Any, folded: Any) -> Any:
+        apart.extend((r["input"], r["partition"]) for r in folded)
+        emulated = original(spark, context, folded)
+        assert all(
+            len(found) == len(context.plans[key[0]].configs) for key, found in emulated.items()
+        )
+        return emulated
+
+    monkeypatch.setattr(job, "_emulate_apart", counting)
+    options = ScanOptions(log_dirs=log_dirs, out=tmp_path, now_ms=NOW_MS)
+    result = run_scan(spark, replace(options, emulations_apart_records=0))
+    for index, log_dir in enumerate(log_dirs):
+        plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
+        partitions = {p["name"] for p in result.reports[index]["partitions"]}
+        if len(plan.configs) > 1:
+            assert {p for i, p in apart if i == index} == partitions, log_dir
+        assert without_across(result.reports[index]) == without_across(audit_report(log_dir))
+    assert apart, "a log dir with several configs to emulate"
+    assert not list((tmp_path / published.STAGING).glob("*.folds"))
