@@ -16,7 +16,9 @@ snapshot (``logdir.open_partition``): that is ``offsets-auditor audit``. The Spa
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -40,7 +42,7 @@ from offsets_auditor.audit.partition import (
 )
 from offsets_auditor.audit.plan import AuditPlan, AuditSettings, given_plan
 from offsets_auditor.audit.topic_evidence import topic_evidence
-from offsets_auditor.cleaner.arrays import Arrays, in_memory
+from offsets_auditor.cleaner.arrays import Arrays, FileArrays, in_memory
 from offsets_auditor.cleaner.blockers import (
     hanging_transaction_findings,
     offset_overflow_findings,
@@ -51,6 +53,7 @@ from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.partition_scan import PartitionScan, fold_partition
 from offsets_auditor.cleaner.segment_facts import ColumnSink, SegmentFacts, segment_facts
 from offsets_auditor.cleaner.selection import reads_clock
+from offsets_auditor.cleaner.spilled_columns import SpilledColumns
 from offsets_auditor.cleaner.verdict import Outcome, severity_of
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, FindingKind, Severity
@@ -401,6 +404,13 @@ def conclude(
 # -- all three, one after the other -------------------------------------------------------
 
 
+#: A partition listed at this many bytes or more keeps its per-record columns and state in
+#: scratch files (``tempfile``'s dir: ``TMPDIR``) rather than in memory, as ``audit --jobs N``
+#: always does: the audit's memory stays bounded whatever the partition's size (about 50
+#: bytes of scratch per record, removed once the partition is done).
+SPILL_BYTES = 256 * 1024 * 1024
+
+
 def audit_log_dir(
     path: Path, audit_plan: AuditPlan, read: ReadOptions = DEFAULT_READ
 ) -> BrokerAudit:
@@ -411,17 +421,34 @@ def audit_log_dir(
     outcomes: list[PartitionOutcome] = []
     read_findings: list[Finding] = []
     for listed in offsets_partitions(work.model):
-        with open_partition(work.model, listed, config.kafka_version) as snapshot:
+        with ExitStack() as stack:
+            snapshot = stack.enter_context(open_partition(work.model, listed, config.kafka_version))
             read_findings.extend(snapshot.findings)
             partition = snapshot.partition
             segment_reader = read.from_snapshot(snapshot)
-            results = [
-                read_segment_result(partition, segment, work.groups_plan, segment_reader)
-                for segment in partition.segments
-            ]
-        outcomes.append(
-            audit_partition(work, partition, results, audit_plan.configs, audit_plan.now_ms)
-        )
+            big = sum(s.log.size for s in partition.segments) >= SPILL_BYTES
+            scratch = (
+                Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="offsets-auditor-")))
+                if big
+                else None
+            )
+            # read as they are folded: what is kept of each segment is its columns
+            results = (
+                read_segment_result(
+                    partition,
+                    segment,
+                    work.groups_plan,
+                    segment_reader,
+                    SpilledColumns(scratch / str(i)) if scratch is not None else None,
+                )
+                for i, segment in enumerate(partition.segments)
+            )
+            arrays = FileArrays(scratch) if scratch is not None else in_memory
+            outcomes.append(
+                audit_partition(
+                    work, partition, results, audit_plan.configs, audit_plan.now_ms, arrays
+                )
+            )
     return conclude(audit_plan, work, outcomes, read_findings)
 
 

@@ -1,5 +1,6 @@
-"""``audit --jobs N``: the same report as one process on every real broker's log dir, a segment
-replaced after it was listed read through the snapshot instead, and the scratch files gone."""
+"""``audit --jobs N``, and a big partition's audit in scratch files: the same report as one
+process in memory on every real broker's log dir, a segment replaced after it was listed read
+through the snapshot instead, and the scratch files gone."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from offsets_auditor.audit import parallel as audit_parallel
+from offsets_auditor.audit import stages as audit_stages
 from offsets_auditor.audit.parallel import _read_segment, audit_log_dir_on
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.audit.report import report_json
@@ -43,6 +45,18 @@ def test_jobs_give_the_report_of_one_process(
     # every partition's configs emulated in forked processes, however small
     monkeypatch.setattr(audit_parallel, "EMULATIONS_APART_RECORDS", 0)
     assert report(log_dir, 2) == one
+    # every partition's columns and state in scratch files, as a big one's are
+    monkeypatch.setattr(audit_stages, "SPILL_BYTES", 0)
+    spilled: list[Path] = []
+    original = audit_stages.SpilledColumns
+
+    def spilling(directory: Path) -> Any:
+        spilled.append(directory)
+        return original(directory)
+
+    monkeypatch.setattr(audit_stages, "SpilledColumns", spilling)
+    assert report(log_dir, 1) == one
+    assert spilled and not any(d.exists() for d in spilled)
 
 
 def test_several_configs_are_emulated_in_forked_processes(monkeypatch: pytest.MonkeyPatch) -> None:
