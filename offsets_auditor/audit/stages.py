@@ -2,16 +2,19 @@
 
 A. :func:`read_segment_result`, per segment, in any order: the segment read once into the
    cleaner's facts (``cleaner.segment_facts``) and the groups' delta (``groups.delta``).
-B. :func:`audit_partition`, per partition: its segments' results folded in offset order, the
-   cleaner emulated at every config of the plan, the groups replayed, the partition's findings.
-   What it returns is light (no per-record columns) and picklable.
+B. :func:`audit_partition`, per partition, in three steps: its segments' results folded in
+   offset order with the groups replayed (:func:`fold_segments`), the cleaner emulated at each
+   config of the plan, each independent of the others (:func:`emulate_folded`), the
+   partition's findings (:func:`finish_partition`). What it returns is light (no per-record
+   columns) and picklable.
 C. :func:`conclude`, per log dir: the cleaner threads (a failing partition kills them), the
    verdicts and their alternatives over the detected version range, the start-up checks, the
    groups, the recommendation.
 
 :func:`audit_log_dir` runs them one after the other, each partition read as one consistent
 snapshot (``logdir.open_partition``): that is ``offsets-auditor audit``. The Spark job
-(``spark_jobs``) runs A and B on executors and C on the driver, with the same functions.
+(``spark_jobs``) runs A and B on executors (a big partition's emulations a task each) and C
+on the driver, with the same functions.
 """
 
 from __future__ import annotations
