@@ -126,7 +126,7 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
         "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in rows:
-        cores = 2 if r["name"].endswith("2") else 1
+        cores = 2 if r["name"] in ("audit --jobs 2", "scan local[2]") else 1
         rate = size / 1e6 / r["wall_seconds"]
         others = max(r["peaks"]["worker"], r["peaks"]["other"], r["peaks"]["jvm"])
         anon_others = max(r["anon_peaks"]["worker"], r["anon_peaks"]["other"])
