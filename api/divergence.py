@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from api.results import cluster_key
 from offsets_auditor import published
-from offsets_auditor.audit.replicas import replica_findings
+from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.findings import FindingKind
 
 #: (group, topic, partition) -> (committed offset, log offset of the commit)
@@ -115,8 +115,7 @@ def _findings(
         key = (r["group"], r["topic"], r["partition"])
         commits[0][key] = (r["offset"], r["log_offset"])
         commits[1][key] = (r["offset_r"], r["log_offset_r"])
-    reports = [_report(a, number), _report(b, number)]
-    found = replica_findings(reports, lambda i, _p: commits[i])
+    found = replica_findings([_holder(a, number), _holder(b, number)], lambda i, _p: commits[i])
     rows = []
     for index, finding in found:
         if finding.kind != FindingKind.REPLICA_DIVERGENCE:
@@ -136,15 +135,11 @@ def _findings(
     return rows
 
 
-def _report(row: Mapping[str, Any], number: int) -> dict[str, Any]:
-    """The little of an audit report the rule reads."""
-    return {
-        "brokers": [
-            {
-                "broker_id": row["broker_id"],
-                "cluster_id": row.get("cluster_id"),
-                "log_dir": row["log_dir"],
-            }
-        ],
-        "partitions": [{"partition": number, "log_end_offset": row["log_end_offset"]}],
-    }
+def _holder(row: Mapping[str, Any], number: int) -> Holder:
+    """The little of a log dir the rule reads: its partitions row of ``number``."""
+    return Holder(
+        row["broker_id"],
+        row.get("cluster_id"),
+        row["log_dir"],
+        ((number, row["log_end_offset"]),),
+    )

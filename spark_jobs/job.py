@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from offsets_auditor import published
+from offsets_auditor.audit.partition import BrokerAudit
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
-from offsets_auditor.audit.replicas import replica_findings
+from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.audit.stages import (
     PartitionOutcome,
@@ -226,6 +227,7 @@ def run_scan(
         )
         read_findings[source.index].extend(found)
     reports = []
+    audits: list[BrokerAudit] = []
     order: list[tuple[int, str]] = []  # (input, partition) as the reports list their groups
     for source in inputs:
         mine = [
@@ -239,6 +241,7 @@ def run_scan(
         )
         detection = source.plan.detection
         audit = replace(audit, findings=(*detection.findings(), *audit.findings))
+        audits.append(audit)
         report = report_json(
             [audit],
             options.load_rate,
@@ -252,7 +255,7 @@ def run_scan(
     def commits(index: int, partition: int) -> dict[tuple[str, str, int], tuple[int, int]]:
         return group_parts.latest_commits(parts, index, f"{OFFSETS_TOPIC}-{partition}")
 
-    for index, finding in replica_findings(reports, commits):
+    for index, finding in replica_findings([_holder(a) for a in audits], commits):
         reports[index]["findings"].append(finding.to_dict())
     for report in reports:
         report["exit_status"] = max(
@@ -303,6 +306,16 @@ def run_scan(
     shutil.rmtree(parts, ignore_errors=True)
     cache.prune(cache_dir, used_keys)
     return ScanResult(run_id, run_dir, manifest, tuple(reports))
+
+
+def _holder(a: BrokerAudit) -> Holder:
+    """What the findings across log dirs read of one (``audit.replicas``)."""
+    return Holder(
+        a.log_dir.broker_id,
+        a.log_dir.cluster_id,
+        str(a.log_dir.path),
+        tuple((p.emulated.partition.partition, p.scan.log_end_offset) for p in a.partitions),
+    )
 
 
 def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> Input:
