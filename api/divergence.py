@@ -12,6 +12,7 @@ placed on the first log dir of the pair, as the scan places its own.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from itertools import combinations
 from typing import Any
 
@@ -19,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from api.results import cluster_key
-from offsets_auditor import published
 from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.findings import FindingKind
+from offsets_auditor.published.rows import FindingRow, Where
 
 #: (group, topic, partition) -> (committed offset, log offset of the commit)
 Commits = dict[tuple[str, str, int], tuple[int, int]]
@@ -121,17 +122,13 @@ def _findings(
         if finding.kind != FindingKind.REPLICA_DIVERGENCE:
             continue
         place = (a, b)[index]
-        detail = finding.to_dict()
-        rows.append(
-            {
-                **{c: place.get(c) for c in published.WHERE_COLUMNS},
-                **{
-                    k: detail.get(k)
-                    for k, _ in published.TABLES["findings"]
-                    if k not in published.WHERE_COLUMNS
-                },
-            }
+        where = Where(
+            input=place["input"],
+            log_dir=place["log_dir"],
+            broker_id=place["broker_id"],
+            cluster_id=place.get("cluster_id"),
         )
+        rows.append(asdict(FindingRow.of(where, finding)))
     return rows
 
 
