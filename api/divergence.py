@@ -12,6 +12,7 @@ placed on the first log dir of the pair, as the scan places its own.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from itertools import combinations
 from typing import Any
 
@@ -19,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from api.results import cluster_key
-from offsets_auditor import published
-from offsets_auditor.audit.replicas import replica_findings
+from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.findings import FindingKind
+from offsets_auditor.published.rows import FindingRow, Where
 
 #: (group, topic, partition) -> (committed offset, log offset of the commit)
 Commits = dict[tuple[str, str, int], tuple[int, int]]
@@ -115,36 +116,27 @@ def _findings(
         key = (r["group"], r["topic"], r["partition"])
         commits[0][key] = (r["offset"], r["log_offset"])
         commits[1][key] = (r["offset_r"], r["log_offset_r"])
-    reports = [_report(a, number), _report(b, number)]
-    found = replica_findings(reports, lambda i, _p: commits[i])
+    found = replica_findings([_holder(a, number), _holder(b, number)], lambda i, _p: commits[i])
     rows = []
     for index, finding in found:
         if finding.kind != FindingKind.REPLICA_DIVERGENCE:
             continue
         place = (a, b)[index]
-        detail = finding.to_dict()
-        rows.append(
-            {
-                **{c: place.get(c) for c in published.WHERE_COLUMNS},
-                **{
-                    k: detail.get(k)
-                    for k, _ in published.TABLES["findings"]
-                    if k not in published.WHERE_COLUMNS
-                },
-            }
+        where = Where(
+            input=place["input"],
+            log_dir=place["log_dir"],
+            broker_id=place["broker_id"],
+            cluster_id=place.get("cluster_id"),
         )
+        rows.append(asdict(FindingRow.of(where, finding)))
     return rows
 
 
-def _report(row: Mapping[str, Any], number: int) -> dict[str, Any]:
-    """The little of an audit report the rule reads."""
-    return {
-        "brokers": [
-            {
-                "broker_id": row["broker_id"],
-                "cluster_id": row.get("cluster_id"),
-                "log_dir": row["log_dir"],
-            }
-        ],
-        "partitions": [{"partition": number, "log_end_offset": row["log_end_offset"]}],
-    }
+def _holder(row: Mapping[str, Any], number: int) -> Holder:
+    """The little of a log dir the rule reads: its partitions row of ``number``."""
+    return Holder(
+        row["broker_id"],
+        row.get("cluster_id"),
+        row["log_dir"],
+        ((number, row["log_end_offset"]),),
+    )

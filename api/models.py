@@ -1,6 +1,7 @@
 """The API's response models. A table's row model is made from the published contract
-(``offsets_auditor.published.TABLES``), so the API serves exactly the columns the scan
-publishes, with their types; every column may be null, as in the contract."""
+(``offsets_auditor.published.TABLES``, read off the table's row type), so the API serves
+exactly the columns the scan publishes, with their types; every column may be null, as in the
+contract."""
 
 from __future__ import annotations
 

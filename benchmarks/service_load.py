@@ -27,6 +27,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -60,6 +61,13 @@ def _table(name: str, columns: dict[str, pa.Array | list], rows: int) -> pa.Tabl
         for f in schema
     ]
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def synthetic(table: str, rows: list[dict[str, Any]]) -> list[object]:
+    """``rows`` (some columns each) as the table's row type, every other column null."""
+    row_type = published.ROW_TYPES[table]
+    empty = {column: None for column, _ in published.TABLES[table]}
+    return [row_type(**{**empty, **row}) for row in rows]
 
 
 def synthetic_run(results: Path, groups: int) -> str:
@@ -160,9 +168,9 @@ def synthetic_run(results: Path, groups: int) -> str:
     ]
     tables = {
         "groups": group_table,
-        "partitions": publish.to_arrow("partitions", partition_rows),
-        "brokers": publish.to_arrow("brokers", broker_rows),
-        "findings": publish.to_arrow("findings", finding_rows),
+        "partitions": publish.to_arrow("partitions", synthetic("partitions", partition_rows)),
+        "brokers": publish.to_arrow("brokers", synthetic("brokers", broker_rows)),
+        "findings": publish.to_arrow("findings", synthetic("findings", finding_rows)),
         "segments": publish.to_arrow("segments", []),
         "indexes": publish.to_arrow("indexes", []),
     }

@@ -1,7 +1,7 @@
 """Each partition's groups as a table of their own, on disk (``RESULTS/.staging/<run>.groups``).
 
 Stage B (on an executor) writes the groups it replayed for one partition of one input as an Arrow
-file, column by column (``published.group_columns``); the driver never holds them as Python
+file, column by column (``published.groups.group_columns``); the driver never holds them as Python
 objects. It reads the files back (memory-mapped) in the report's order to write the run's
 ``groups`` table one partition at a time, and to compare replicas' latest commits.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
@@ -25,6 +25,8 @@ from offsets_auditor import published
 from offsets_auditor.audit.group_recovery import without_groups
 from offsets_auditor.audit.stages import FoldedPartition, LogDirWork, PartitionOutcome
 from offsets_auditor.groups.model import GroupState
+from offsets_auditor.published.groups import group_columns
+from offsets_auditor.published.rows import Where
 from spark_jobs.publish import arrow_schema, column
 
 #: The part files' schema: the ``groups`` table's, less the columns saying where.
@@ -49,7 +51,7 @@ def part_path(parts: Path, index: int, partition: str) -> Path:
 
 
 def write(parts: Path, index: int, partition: str, groups: Iterable[GroupState]) -> None:
-    columns = published.group_columns(groups)
+    columns = group_columns(groups)
     table = pa.table([column(columns[f.name], f.type) for f in PART_SCHEMA], schema=PART_SCHEMA)
     target = part_path(parts, index, partition)
     tmp = parts / f".{target.name}.{os.getpid()}.tmp"
@@ -73,7 +75,7 @@ def read(parts: Path, index: int, partition: str) -> pa.Table:
 
 
 def table_chunks(
-    parts: Path, order: Iterable[tuple[int, str]], where: Mapping[int, Mapping[str, object]]
+    parts: Path, order: Iterable[tuple[int, str]], where: Sequence[Where]
 ) -> Iterator[pa.Table]:
     """The ``groups`` table, one partition at a time in ``order`` ((input, partition name)),
     with ``where[input]``'s columns first."""
@@ -81,9 +83,8 @@ def table_chunks(
     for index, partition in order:
         part = read(parts, index, partition)
         constants = [
-            pa.array([where[index][f.name]] * len(part), type=f.type)
-            for f in schema
-            if f.name in published.WHERE_COLUMNS
+            pa.array([getattr(where[index], name)] * len(part), type=schema.field(name).type)
+            for name in published.WHERE_COLUMNS
         ]
         yield pa.table([*constants, *part.columns], schema=schema)
 

@@ -20,12 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from offsets_auditor import published
-from offsets_auditor.audit.partition import Emulated
+from offsets_auditor.audit import rows as audit_rows
+from offsets_auditor.audit.partition import BrokerAudit, Emulated
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
-from offsets_auditor.audit.replicas import replica_findings
+from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.audit.stages import (
     EMULATIONS_APART_RECORDS,
@@ -39,9 +40,19 @@ from offsets_auditor.audit.stages import (
 from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.logdir.model import offsets_partitions, open_partition
+from offsets_auditor.published.rows import (
+    BrokerRow,
+    CleaningRow,
+    FindingRow,
+    IndexRow,
+    PartitionRow,
+    SegmentRow,
+    Where,
+)
 from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs import cache, group_parts, publish, rerun
+from spark_jobs.tasks import SegmentFacts
 from spark_jobs.work import (
     Context,
     EmulationTask,
@@ -206,7 +217,7 @@ def run_scan(
     parts = group_parts.parts_dir(options.home, run_id)
     outcomes: dict[tuple[int, str], PartitionOutcome] = {}
     group_counts: dict[tuple[int, str], int] = {}
-    segment_rows: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    segment_rows: dict[tuple[int, str], list[SegmentFacts]] = {}
     read_findings: dict[int, list[Finding]] = defaultdict(list)
     pending = [
         (source, listed) for source in inputs for listed in offsets_partitions(source.work.model)
@@ -238,7 +249,7 @@ def run_scan(
             source, partition, options, parts
         )
         read_findings[source.index].extend(found)
-    reports = []
+    audits: list[BrokerAudit] = []
     order: list[tuple[int, str]] = []  # (input, partition) as the reports list their groups
     for source in inputs:
         mine = [
@@ -251,39 +262,31 @@ def run_scan(
             source.plan, source.work, [outcomes[k] for k in mine], read_findings[source.index]
         )
         detection = source.plan.detection
-        audit = replace(audit, findings=(*detection.findings(), *audit.findings))
-        report = report_json(
-            [audit],
-            options.load_rate,
-            None,
-            detection,
-            source.plan.emulated_versions,
-            with_groups=False,  # taken apart: the groups table (``group_parts``)
-        )
-        reports.append(report)
+        audits.append(replace(audit, findings=(*detection.findings(), *audit.findings)))
 
     def commits(index: int, partition: int) -> dict[tuple[str, str, int], tuple[int, int]]:
         return group_parts.latest_commits(parts, index, f"{OFFSETS_TOPIC}-{partition}")
 
-    for index, finding in replica_findings(reports, commits):
-        reports[index]["findings"].append(finding.to_dict())
-    for report in reports:
-        report["exit_status"] = max(
-            (Severity(f["severity"]).exit_status for f in report["findings"]), default=0
+    across = replica_findings([_holder(a) for a in audits], commits)
+    audits = [
+        replace(a, findings=(*a.findings, *(f for i, f in across if i == index)))
+        for index, a in enumerate(audits)
+    ]
+    reports = [
+        report_json(
+            [audit],
+            options.load_rate,
+            None,
+            source.plan.detection,
+            source.plan.emulated_versions,
+            with_groups=False,  # taken apart: the groups table (``group_parts``)
         )
-    tables = _tables(reports, inputs, segment_rows)
-    groups_per_input: dict[int, int] = defaultdict(int)
-    for (index, _), count in group_counts.items():
-        groups_per_input[index] += count
-    for row in tables["brokers"]:
-        row["groups"] = groups_per_input[row["input"]]
-    for row in tables["partitions"]:
-        replay = outcomes[(row["input"], row["name"])].replay
-        unknown = {} if replay is None else replay.unknown_record_types
-        row["unknown_record_types"] = sum(unknown.values())
-        row["unknown_record_types_json"] = json.dumps({str(k): v for k, v in unknown.items()})
+        for source, audit in zip(inputs, audits, strict=True)
+    ]
+    places = [audit_rows.where(i, a) for i, a in enumerate(audits)]
+    tables = _tables(audits, inputs, places, segment_rows, outcomes, group_counts, options)
     finished = time.time()
-    used_keys = {r["cache_key"] for rows in segment_rows.values() for r in rows if r["cache_key"]}
+    used_keys = {r["cache_key"] for done in segment_rows.values() for r in done if r["cache_key"]}
     reads_clock = any(o.reads_clock for o in outcomes.values())
     manifest = _manifest(
         begun,
@@ -291,23 +294,23 @@ def run_scan(
         inputs,
         options,
         reports,
+        audits,
         tables,
         segment_rows,
         reads_clock,
-        group_parts.distinct_groups(
-            parts,
-            order,
-            {i: published.where(i, r)["cluster_id"] or "" for i, r in enumerate(reports)},
-        ),
+        group_parts.distinct_groups(parts, order, {p.input: p.cluster_id or "" for p in places}),
     )
     run_dir = publish.publish(
         options.home,
         run_id,
         {
-            **{name: publish.to_arrow(name, rows) for name, rows in tables.items()},
-            "groups": group_parts.table_chunks(
-                parts, order, {i: published.where(i, r) for i, r in enumerate(reports)}
-            ),
+            "brokers": publish.to_arrow("brokers", tables["brokers"]),
+            "partitions": publish.to_arrow("partitions", tables["partitions"]),
+            "segments": publish.to_arrow("segments", tables["segments"]),
+            "indexes": publish.to_arrow("indexes", tables["indexes"]),
+            "groups": group_parts.table_chunks(parts, order, places),
+            "findings": publish.to_arrow("findings", tables["findings"]),
+            "cleanings": publish.to_arrow("cleanings", tables["cleanings"]),
         },
         reports,
         manifest,
@@ -316,6 +319,16 @@ def run_scan(
     shutil.rmtree(parts, ignore_errors=True)
     cache.prune(cache_dir, used_keys)
     return ScanResult(run_id, run_dir, manifest, tuple(reports))
+
+
+def _holder(a: BrokerAudit) -> Holder:
+    """What the findings across log dirs read of one (``audit.replicas``)."""
+    return Holder(
+        a.log_dir.broker_id,
+        a.log_dir.cluster_id,
+        str(a.log_dir.path),
+        tuple((p.emulated.partition.partition, p.scan.log_end_offset) for p in a.partitions),
+    )
 
 
 def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> Input:
@@ -344,7 +357,7 @@ def _spark_round(
     parts: Path,
     counters: Counters,
 ) -> tuple[
-    dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]], int]],
+    dict[tuple[int, str], tuple[PartitionOutcome, list[SegmentFacts], int]],
     set[tuple[int, str]],
 ]:
     from spark_jobs.tasks import (
@@ -387,14 +400,13 @@ def _spark_round(
     )
     table = folded.toArrow() if tasks else None
     broadcast.unpersist()
-    done: dict[tuple[int, str], tuple[PartitionOutcome, list[dict[str, Any]], int]] = {}
+    done: dict[tuple[int, str], tuple[PartitionOutcome, list[SegmentFacts], int]] = {}
     changed: set[tuple[int, str]] = set()
     rows = table.to_pylist() if table is not None else []
     failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
     if failed is not None:
         raise ExecutorError(failed)
-    ready = [r for r in rows if r["status"] in (OK, FOLDED)]
-    emulated = _emulate_apart(spark, context, [r for r in ready if r["status"] == FOLDED])
+    emulated = _emulate_apart(spark, context, [r for r in rows if r["status"] == FOLDED])
     for row in rows:
         key = (row["input"], row["partition"])
         groups_found = row["groups"] == 0 or group_parts.part_path(parts, *key).is_file()
@@ -476,7 +488,7 @@ def _emulate_apart(
 
 def _read_on_driver(
     source: Input, listed: Any, options: ScanOptions, parts: Path
-) -> tuple[PartitionOutcome, list[dict[str, Any]], int, list[Finding]]:
+) -> tuple[PartitionOutcome, list[SegmentFacts], int, list[Finding]]:
     from spark_jobs.tasks import segment_row
 
     with open_partition(source.work.model, listed, source.plan.config.kafka_version) as snapshot:
@@ -505,28 +517,68 @@ def _retried(work: PartitionWork, rounds: int) -> Finding:
     )
 
 
+class ScanTables(TypedDict):
+    """The rows of a run's tables, the groups' aside (``group_parts``, column by column)."""
+
+    brokers: list[BrokerRow]
+    partitions: list[PartitionRow]
+    segments: list[SegmentRow]
+    indexes: list[IndexRow]
+    findings: list[FindingRow]
+    cleanings: list[CleaningRow]
+
+
 def _tables(
-    reports: Sequence[dict[str, Any]],
+    audits: Sequence[BrokerAudit],
     inputs: Sequence[Input],
-    segment_rows: dict[tuple[int, str], list[dict[str, Any]]],
-) -> dict[str, list[dict[str, Any]]]:
-    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in published.TABLES}
-    for index, report in enumerate(reports):
-        for name, build in published.ROWS.items():
-            tables[name].extend(build(index, report))
-    for (index, name), rows in sorted(segment_rows.items()):
+    places: Sequence[Where],
+    segment_rows: dict[tuple[int, str], list[SegmentFacts]],
+    outcomes: dict[tuple[int, str], PartitionOutcome],
+    group_counts: dict[tuple[int, str], int],
+    options: ScanOptions,
+) -> ScanTables:
+    """The rows of each table but the groups (written apart, ``group_parts``)."""
+    tables = ScanTables(
+        brokers=[], partitions=[], segments=[], indexes=[], findings=[], cleanings=[]
+    )
+    for index, (source, audit, place) in enumerate(zip(inputs, audits, places, strict=True)):
+        groups = sum(n for (i, _), n in group_counts.items() if i == index)
+        unknown = {
+            name: outcome.replay.unknown_record_types
+            for (i, name), outcome in outcomes.items()
+            if i == index and outcome.replay is not None
+        }
+        detection = source.plan.detection
+        tables["brokers"].append(audit_rows.broker_row(place, audit, detection, groups))
+        tables["partitions"].extend(
+            audit_rows.partition_rows(place, audit, options.load_rate, unknown)
+        )
+        tables["indexes"].extend(audit_rows.index_rows(place, audit))
+        tables["findings"].extend(audit_rows.finding_rows(place, audit))
+        tables["cleanings"].extend(audit_rows.cleaning_rows(place, audit))
+    for (index, name), facts in sorted(segment_rows.items()):
         source = inputs[index]
         number = int(name.rsplit("-", 1)[1])
-        for row in rows:
-            tables["segments"].append(
-                {
-                    "input": index,
-                    "log_dir": str(source.path),
-                    "broker_id": source.work.model.broker_id,
-                    "partition": number,
-                    **row,
-                }
+        tables["segments"].extend(
+            SegmentRow(
+                input=index,
+                log_dir=str(source.path),
+                broker_id=source.work.model.broker_id,
+                partition=number,
+                file=r["file"],
+                base_offset=r["base_offset"],
+                size_bytes=r["size_bytes"],
+                mtime_ms=r["mtime_ms"],
+                records=r["records"],
+                batches=r["batches"],
+                next_offset=r["next_offset"],
+                largest_timestamp=r["largest_timestamp"],
+                active=r["active"],
+                reused=r["reused"],
+                problems=r["problems"],
             )
+            for r in facts
+        )
     return tables
 
 
@@ -536,15 +588,16 @@ def _manifest(
     inputs: Sequence[Input],
     options: ScanOptions,
     reports: Sequence[dict[str, Any]],
-    tables: dict[str, list[dict[str, Any]]],
-    segment_rows: dict[tuple[int, str], list[dict[str, Any]]],
+    audits: Sequence[BrokerAudit],
+    tables: ScanTables,
+    segment_rows: dict[tuple[int, str], list[SegmentFacts]],
     reads_clock: bool,
     groups: int,
 ) -> dict[str, Any]:
     started = begun.started
-    segments = [r for rows in segment_rows.values() for r in rows]
+    segments = [r for done in segment_rows.values() for r in done]
     reused = [r for r in segments if r["reused"]]
-    findings = [f for r in reports for f in r["findings"]]
+    findings = [f for a in audits for f in a.findings]
     return {
         "schema_version": published.SCHEMA_VERSION,
         "run_id": begun.run_id,
@@ -578,10 +631,8 @@ def _manifest(
             "segments": len(segments),
             "bytes": sum(r["size_bytes"] for r in segments),
             "groups": groups,
-            "findings": {
-                s.value: sum(f["severity"] == s.value for f in findings) for s in Severity
-            },
-            "never_compacted": sum(bool(p["never_compacted"]) for p in tables["partitions"]),
+            "findings": {s.value: sum(f.severity == s for f in findings) for s in Severity},
+            "never_compacted": sum(bool(p.never_compacted) for p in tables["partitions"]),
         },
         "reuse": {
             "segments_reused": len(reused),

@@ -32,16 +32,20 @@ _TYPES = {
 
 
 def arrow_schema(table: str) -> pa.Schema:
+    """The table's Arrow schema: its row type's fields (``published.TABLES``)."""
     return pa.schema([(name, _TYPES[kind]) for name, kind in published.TABLES[table]])
 
 
-def to_arrow(table: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """``rows`` (dicts keyed by the table's columns; a missing key is null) as an Arrow table
+def to_arrow(table: str, rows: Sequence[object]) -> pa.Table:
+    """``rows``, each of the table's row type (``published.ROW_TYPES``), as an Arrow table
     with the published schema."""
+    row_type = published.ROW_TYPES[table]
+    strangers = {type(row).__name__ for row in rows if type(row) is not row_type}
+    if strangers:
+        raise TypeError(f"{table} rows are {row_type.__name__}, not {', '.join(strangers)}")
     schema = arrow_schema(table)
-    rows = list(rows)
     return pa.table(
-        [column([row.get(f.name) for row in rows], f.type) for f in schema], schema=schema
+        [column([getattr(row, f.name) for row in rows], f.type) for f in schema], schema=schema
     )
 
 

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 
@@ -214,7 +214,7 @@ def fold(ctx: Context, table: pa.Table) -> pa.Table:
         return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
     changed = pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
     cache_dir = Path(ctx.cache_dir)
-    segments: list[dict[str, Any]] = []
+    segments: list[SegmentFacts] = []
 
     def results() -> Iterator[SegmentResult]:
         """One at a time (stage B keeps only their columns, mapped from the cache)."""
@@ -357,10 +357,29 @@ class _EntryGone(Exception):
     """A segment's cache entry could not be loaded after all."""
 
 
+class SegmentFacts(TypedDict):
+    """A row of the ``segments`` table less where it is, which the driver adds
+    (``published.rows.SegmentRow``), and the key of the segment's cached result (None: not
+    cached). Crosses from the executors as JSON (``segments_json``)."""
+
+    file: str
+    base_offset: int
+    size_bytes: int
+    mtime_ms: int
+    records: int
+    batches: int
+    next_offset: int
+    largest_timestamp: int
+    active: bool
+    reused: bool
+    problems: int
+    cache_key: str | None
+
+
 def segment_row(
     result: SegmentResult, reused: bool, cache_key: str | None, active: bool
-) -> dict[str, Any]:
-    """A row of the ``segments`` table (less where it is, which the driver adds)."""
+) -> SegmentFacts:
+    """The segment's row of the ``segments`` table (less where it is)."""
     stats, log = result.facts.stats, result.segment.log
     return {
         "file": log.name,

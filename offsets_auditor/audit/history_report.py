@@ -14,6 +14,17 @@ from datetime import datetime
 from typing import Any
 
 from offsets_auditor.audit.broker_history import BrokerHistory, LastClean, PartitionHistory
+from offsets_auditor.audit.report_types import (
+    BrokerCleanerLogJson,
+    CleaningJson,
+    ComparisonJson,
+    CoordinatorLoadsJson,
+    LastCleaningJson,
+    LoadModelJson,
+    PaceJson,
+    PartitionCleanerLogJson,
+    PassJson,
+)
 from offsets_auditor.broker_logs.history import Cleaning, ThreadLife
 from offsets_auditor.broker_logs.load_models import MIN_LOAD_MS, LoadModel
 from offsets_auditor.broker_logs.reality import Comparison, RealPass
@@ -28,7 +39,7 @@ def _ms(zone: LogZone, at: datetime | None) -> int | None:
     return None if at is None else zone.epoch_ms(at)
 
 
-def broker_cleaner_log(h: BrokerHistory | None) -> dict[str, Any] | None:
+def broker_cleaner_log(h: BrokerHistory | None) -> BrokerCleanerLogJson | None:
     """``brokers[].cleaner_log``: None when no cleaner log was read."""
     if h is None or h.logs.history is None:
         return None
@@ -85,7 +96,7 @@ def _thread(t: ThreadLife) -> dict[str, Any]:
     }
 
 
-def _pace(h: BrokerHistory) -> dict[str, Any]:
+def _pace(h: BrokerHistory) -> PaceJson:
     pace = h.pace
     assert pace is not None
     return {
@@ -102,7 +113,7 @@ def _pace(h: BrokerHistory) -> dict[str, Any]:
     }
 
 
-def broker_coordinator_loads(h: BrokerHistory | None) -> dict[str, Any] | None:
+def broker_coordinator_loads(h: BrokerHistory | None) -> CoordinatorLoadsJson | None:
     """``brokers[].coordinator_loads``: the broker's own load times and the models fitted to
     them (best first); None without a server log."""
     if h is None or h.loads is None:
@@ -119,7 +130,7 @@ def broker_coordinator_loads(h: BrokerHistory | None) -> dict[str, Any] | None:
     }
 
 
-def _model(m: LoadModel) -> dict[str, Any]:
+def _model(m: LoadModel) -> LoadModelJson:
     return {
         "basis": m.basis.value,
         "affine": m.affine,
@@ -131,7 +142,7 @@ def _model(m: LoadModel) -> dict[str, Any]:
     }
 
 
-def partition_cleaner_log(h: BrokerHistory | None, name: str) -> dict[str, Any] | None:
+def partition_cleaner_log(h: BrokerHistory | None, name: str) -> PartitionCleanerLogJson | None:
     """``partitions[].cleaner_log``: the broker's last cleaning of the partition beside the
     emulation's (None when no cleaner log was read)."""
     if h is None or h.logs.history is None:
@@ -156,7 +167,7 @@ def partition_cleaner_log(h: BrokerHistory | None, name: str) -> dict[str, Any] 
     }
 
 
-def last_cleaning_json(last: LastClean, zone: LogZone) -> dict[str, Any]:
+def last_cleaning_json(last: LastClean, zone: LogZone) -> LastCleaningJson:
     """The last clean: when, which dirty section, each pass, sizes, duration, MB/s (the
     broker's banners, summed over the passes)."""
     first, final = last.cleanings[0], last.cleanings[-1]
@@ -188,7 +199,7 @@ def last_cleaning_json(last: LastClean, zone: LogZone) -> dict[str, Any]:
     }
 
 
-def pass_json(c: Cleaning, r: RealPass) -> dict[str, Any]:
+def pass_json(c: Cleaning, r: RealPass) -> PassJson:
     """One cleaning as one pass: the map's range, where it ended, the banner's numbers."""
     s = c.stats
     return {
@@ -211,7 +222,7 @@ def pass_json(c: Cleaning, r: RealPass) -> dict[str, Any]:
     }
 
 
-def comparison_json(c: Comparison) -> dict[str, Any]:
+def comparison_json(c: Comparison) -> ComparisonJson:
     """The broker's passes beside the emulation's: ``agreement`` (``agrees``, ``differs``,
     ``not-comparable``), the named ``difference`` and why."""
     return {
@@ -238,13 +249,13 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
     }
 
 
-def cleanings_json(h: BrokerHistory | None, broker_id: int | None) -> list[dict[str, Any]]:
+def cleanings_json(h: BrokerHistory | None, broker_id: int | None) -> list[CleaningJson]:
     """The top-level ``cleanings``: each offsets partition's newest cleanings in the log, oldest
     first per partition."""
     if h is None:
         return []
     zone = h.logs.files.zone
-    out: list[dict[str, Any]] = []
+    out: list[CleaningJson] = []
     for _, p in sorted(h.partitions.items(), key=lambda kv: _number(kv[0])):
         out.extend(_cleaning_row(broker_id, p, c, r, zone) for c, r in p.recent)
     return out
@@ -252,7 +263,8 @@ def cleanings_json(h: BrokerHistory | None, broker_id: int | None) -> list[dict[
 
 def _cleaning_row(
     broker_id: int | None, p: PartitionHistory, c: Cleaning, r: RealPass, zone: LogZone
-) -> dict[str, Any]:
+) -> CleaningJson:
+    real = pass_json(c, r)
     return {
         "broker_id": broker_id,
         "partition": _number(p.partition),
@@ -260,7 +272,20 @@ def _cleaning_row(
         "began_at": _iso(c.begun_at),
         "began_at_ms": zone.epoch_ms(c.begun_at),
         "ended_at_ms": _ms(zone, c.ended_at),
-        **{k: v for k, v in pass_json(c, r).items() if k not in ("began_at", "ended_at")},
+        "start_offset": real["start_offset"],
+        "upper_bound": real["upper_bound"],
+        "end_offset": real["end_offset"],
+        "segments": real["segments"],
+        "end": real["end"],
+        "buffer_utilization": real["buffer_utilization"],
+        "start_mb": real["start_mb"],
+        "start_messages": real["start_messages"],
+        "end_mb": real["end_mb"],
+        "end_messages": real["end_messages"],
+        "mb_read": real["mb_read"],
+        "seconds": real["seconds"],
+        "mb_per_second": real["mb_per_second"],
+        "failure": real["failure"],
         "file": c.place.file,
         "position": c.place.position,
     }

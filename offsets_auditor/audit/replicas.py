@@ -11,14 +11,15 @@
   election, a disk restored from a backup, a copy taken from another cluster): after a
   failover the group's consumers resume from another offset. That is ``replica-divergence``.
 
-Pure functions over audit reports (``audit_report.report_json``, one log dir each).
+Pure functions over what each log dir holds (``Holder``: of its audit, or of its published
+rows).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from offsets_auditor.findings import Finding, FindingKind, Severity, broker_label
 
@@ -27,31 +28,34 @@ from offsets_auditor.findings import Finding, FindingKind, Severity, broker_labe
 Commits = Callable[[int, int], Mapping[tuple[str, str, int], tuple[int, int]]]
 
 
-def replica_findings(
-    reports: Sequence[Mapping[str, Any]], commits: Commits
-) -> list[tuple[int, Finding]]:
-    """Findings about the reports taken together, each with the index of the report (input) it
-    belongs to; ``commits`` gives each input's latest commits per partition."""
-    return [*_duplicate_broker_ids(reports), *_divergent_replicas(reports, commits)]
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """What the rules read of one input (one log dir): its broker and cluster (as its
+    ``meta.properties`` says), the log dir, and the log end offset of each offsets partition
+    it holds (``(partition, log end offset)``, in the audit's order)."""
+
+    broker_id: int | None
+    cluster_id: str | None
+    log_dir: str
+    log_end_offsets: tuple[tuple[int, int], ...]
 
 
-def _broker(report: Mapping[str, Any]) -> Mapping[str, Any]:
-    (broker,) = report["brokers"]
-    found: Mapping[str, Any] = broker
-    return found
+def replica_findings(holders: Sequence[Holder], commits: Commits) -> list[tuple[int, Finding]]:
+    """Findings about the inputs taken together, each with the index of the input it belongs
+    to; ``commits`` gives each input's latest commits per partition."""
+    return [*_duplicate_broker_ids(holders), *_divergent_replicas(holders, commits)]
 
 
-def _duplicate_broker_ids(reports: Sequence[Mapping[str, Any]]) -> list[tuple[int, Finding]]:
+def _duplicate_broker_ids(holders: Sequence[Holder]) -> list[tuple[int, Finding]]:
     claims: dict[tuple[str | None, int], list[int]] = defaultdict(list)
-    for index, report in enumerate(reports):
-        broker = _broker(report)
-        if broker["broker_id"] is not None:
-            claims[(broker.get("cluster_id"), broker["broker_id"])].append(index)
+    for index, holder in enumerate(holders):
+        if holder.broker_id is not None:
+            claims[(holder.cluster_id, holder.broker_id)].append(index)
     found = []
     for (cluster, broker_id), indexes in claims.items():
         if len(indexes) < 2:
             continue
-        dirs = ", ".join(str(_broker(reports[i])["log_dir"]) for i in indexes)
+        dirs = ", ".join(holders[i].log_dir for i in indexes)
         where = f" of cluster {cluster}" if cluster else ""
         for index in indexes:
             found.append(
@@ -69,15 +73,12 @@ def _duplicate_broker_ids(reports: Sequence[Mapping[str, Any]]) -> list[tuple[in
     return found
 
 
-def _divergent_replicas(
-    reports: Sequence[Mapping[str, Any]], latest: Commits
-) -> list[tuple[int, Finding]]:
+def _divergent_replicas(holders: Sequence[Holder], latest: Commits) -> list[tuple[int, Finding]]:
     # (cluster, partition) -> input -> log end offset
     replicas: dict[tuple[str | None, int], dict[int, int]] = defaultdict(dict)
-    for index, report in enumerate(reports):
-        cluster = _broker(report).get("cluster_id")
-        for p in report["partitions"]:
-            replicas[(cluster, p["partition"])][index] = p["log_end_offset"]
+    for index, holder in enumerate(holders):
+        for partition, end in holder.log_end_offsets:
+            replicas[(holder.cluster_id, partition)][index] = end
     found = []
     for (_cluster, partition), ends in sorted(replicas.items(), key=lambda kv: str(kv[0])):
         if len(ends) < 2:
@@ -86,7 +87,7 @@ def _divergent_replicas(
         inputs = sorted(ends)
         for a_pos, a in enumerate(inputs):
             for b in inputs[a_pos + 1 :]:
-                if _broker(reports[a])["broker_id"] == _broker(reports[b])["broker_id"]:
+                if holders[a].broker_id == holders[b].broker_id:
                     continue  # copies of one broker, not replicas
                 common_end = min(ends[a], ends[b])
                 differ = sorted(
@@ -98,25 +99,25 @@ def _divergent_replicas(
                     and left != commits[b][key]
                 )
                 if differ:
-                    found.append((a, _divergence(reports, a, b, partition, common_end, differ)))
+                    found.append((a, _divergence(holders, a, b, partition, common_end, differ)))
     return found
 
 
 def _divergence(
-    reports: Sequence[Mapping[str, Any]],
+    holders: Sequence[Holder],
     a: int,
     b: int,
     partition: int,
     common_end: int,
     differ: list[tuple[str, str, int]],
 ) -> Finding:
-    left, right = _broker(reports[a]), _broker(reports[b])
+    left, right = holders[a], holders[b]
     group, topic, tp = differ[0]
     return Finding(
         FindingKind.REPLICA_DIVERGENCE,
         Severity.WARNING,
-        f"__consumer_offsets-{partition} on {broker_label(left['broker_id'], left['log_dir'])}"
-        f" and {broker_label(right['broker_id'], right['log_dir'])} disagree below offset"
+        f"__consumer_offsets-{partition} on {broker_label(left.broker_id, left.log_dir)}"
+        f" and {broker_label(right.broker_id, right.log_dir)} disagree below offset"
         f" {common_end},"
         f" which both hold: {len(differ)} committed offset(s) differ, e.g. group {group!r}"
         f" {topic}-{tp}. Their logs diverged (unclean leader election, restored disk, or"

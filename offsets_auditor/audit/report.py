@@ -14,6 +14,7 @@ from offsets_auditor.audit.history_report import (
 )
 from offsets_auditor.audit.load_calibration import PartitionSize, units
 from offsets_auditor.audit.partition import BrokerAudit, PartitionAudit
+from offsets_auditor.audit.report_types import LoadEstimateJson
 from offsets_auditor.broker_logs.load_models import MIN_LOAD_MS
 from offsets_auditor.cleaner.capacity import max_desired_map_size
 from offsets_auditor.cleaner.headroom import Headroom
@@ -148,7 +149,7 @@ def partition_json(
         "log_end_offset": scan.log_end_offset,
         "cleaner_checkpoint": e.checkpoint,
         "never_compacted": p.never_compacted,
-        "dirty_ratio": round(e.initial.ratio, 6),
+        "dirty_ratio": dirty_ratio(p),
         "first_dirty_offset": e.first_dirty,
         "first_uncleanable_offset": e.initial.first_uncleanable,
         "uncleanable_because": e.initial.blocked_by,
@@ -181,11 +182,22 @@ def partition_json(
         "space": {
             "active_segment_bytes": scan.segments[-1].size,
             "floor_bytes": e.size_after_cleaning,
-            "reclaimable_bytes": max(scan.size_bytes - e.size_after_cleaning, 0),
+            "reclaimable_bytes": reclaimable_bytes(p),
         },
         "top_writers": top_writers(p),
         "cleaner_log": partition_cleaner_log(history, p.name),
     }
+
+
+def dirty_ratio(p: PartitionAudit) -> float:
+    """The dirty ratio the cleaner first sees (``cleaner.selection``: the cleanable bytes over
+    the clean and cleanable ones), rounded to 6 places."""
+    return round(p.emulated.initial.ratio, 6)
+
+
+def reclaimable_bytes(p: PartitionAudit) -> int:
+    """What cleaning frees: the partition's size less what is left after cleaning."""
+    return max(p.scan.size_bytes - p.emulated.size_after_cleaning, 0)
 
 
 def load_estimate(
@@ -193,7 +205,7 @@ def load_estimate(
     load_rate: float,
     load_basis: str | None = None,
     history: BrokerHistory | None = None,
-) -> dict[str, Any]:
+) -> LoadEstimateJson:
     """What a new leader reads before it serves this partition's groups: the whole log, from
     its start to its end (``GroupMetadataManager.loadGroupsAndOffsets``). Timed by the model
     that best fits the broker's own load times when its server log holds enough of them

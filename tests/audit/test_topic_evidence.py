@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,6 +18,7 @@ import pytest
 
 from api.results import read_table
 from offsets_auditor import published
+from offsets_auditor.audit import rows
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.audit.report import report_json
 from offsets_auditor.audit.stages import audit_log_dir
@@ -27,10 +30,19 @@ HELD = {0: [0, 1, 4, 5], 1: [1, 2, 3, 5], 2: [0, 2, 3, 4]}
 
 
 def _report(log_dir: Path, properties: list[tuple[str, str]], overrides=()) -> dict:
+    return _audited(log_dir, properties, overrides)[0]
+
+
+def _audited(
+    log_dir: Path, properties: list[tuple[str, str]], overrides=()
+) -> tuple[dict, dict[str, Any]]:
+    """The log dir's report and its brokers row, as the scan publishes it."""
     settings = AuditSettings(properties=tuple(properties), overrides=tuple(overrides))
     plan = plan_audit([log_dir], settings, 1_800_000_000_000)
     audit = audit_log_dir(log_dir, plan)
-    return report_json([audit], detection=plan.detection, emulated=plan.emulated_versions)
+    report = report_json([audit], detection=plan.detection, emulated=plan.emulated_versions)
+    row = rows.broker_row(rows.where(0, audit), audit, plan.detection, None)
+    return report, asdict(row)
 
 
 def _config(broker: int) -> list[tuple[str, str]]:
@@ -70,7 +82,7 @@ def test_a_kraft_metadata_log_in_the_log_dir_is_replayed(tmp_path: Path) -> None
         "00000000000000000000.log",
         [(0, offsets_topic(6)), (7, [partition_change(4, OFFSETS_ID, leader=2, isr=[2])])],
     )
-    report = _report(log_dir, _config(0))
+    report, row = _audited(log_dir, _config(0))
     kraft = report["brokers"][0]["offsets_topic"]["kraft_metadata"]
     assert kraft["exists"] and kraft["read_to"] == 8 and kraft["snapshot"] is None
     assert [p["partition"] for p in kraft["partitions"]] == list(range(6))
@@ -83,16 +95,14 @@ def test_a_kraft_metadata_log_in_the_log_dir_is_replayed(tmp_path: Path) -> None
     }
     # the metadata dir is no offsets partition
     assert report["brokers"][0]["offsets_topic"]["partitions_held"] == HELD[0]
-    (row,) = published.broker_rows(0, report)
-    assert row["offsets_partitions_held"] == HELD[0]
+    assert row["offsets_partitions_held"] == tuple(HELD[0])
     assert row["kraft_metadata_read_to"] == 8
     assert json.loads(row["kraft_offsets_topic_json"]) == kraft
 
 
 def test_the_rows_carry_the_evidence() -> None:
-    report = _report(CLUSTER / "broker-2" / "kafka-logs", _config(2))
-    (row,) = published.broker_rows(0, report)
-    assert row["offsets_partitions_held"] == HELD[2]
+    _, row = _audited(CLUSTER / "broker-2" / "kafka-logs", _config(2))
+    assert row["offsets_partitions_held"] == tuple(HELD[2])
     assert row["offsets_topic_num_partitions"] == 6
     assert row["offsets_topic_num_partitions_origin"] == "set"
     assert row["kraft_metadata_read_to"] is None and row["kraft_offsets_topic_json"] is None

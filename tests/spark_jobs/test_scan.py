@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from offsets_auditor import published
+from offsets_auditor.audit import rows as published_rows
+from offsets_auditor.audit.partition import BrokerAudit
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
-from offsets_auditor.audit.report import report_json
+from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.audit.stages import audit_log_dir
 from offsets_auditor.logdir.meta_properties import parse_java_properties
 from spark_jobs import publish
@@ -42,13 +44,19 @@ def everything(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> ScanResu
 
 
 def audit_report(log_dir: Path, properties: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    return audited(log_dir, properties)[0]
+
+
+def audited(
+    log_dir: Path, properties: tuple[tuple[str, str], ...] = ()
+) -> tuple[dict[str, Any], BrokerAudit]:
+    """What ``audit`` makes of the log dir: its report, and the audit the rows are built of."""
     plan = plan_audit([log_dir], AuditSettings(properties=properties), NOW_MS)
     audit = audit_log_dir(log_dir, plan)
     detection = plan.detection
-    from dataclasses import replace
-
     audit = replace(audit, findings=(*detection.findings(), *audit.findings))
-    return report_json([audit], detection=detection, emulated=plan.emulated_versions)
+    report = report_json([audit], detection=detection, emulated=plan.emulated_versions)
+    return report, audit
 
 
 def without_across(report: dict[str, Any]) -> dict[str, Any]:
@@ -61,12 +69,20 @@ def without_across(report: dict[str, Any]) -> dict[str, Any]:
     return report
 
 
-def expected_rows(table: str, index: int, report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows ``report`` (audit's JSON) gives ``table``: the groups flattened here, one row
-    per group and committed (or pending) topic-partition, one with no topic for a group
-    without offsets."""
-    if table != "groups":
-        return list(published.ROWS[table](index, report))
+def expected_rows(
+    table: str, index: int, report: dict[str, Any], audit: BrokerAudit
+) -> list[dict[str, Any]]:
+    """The rows ``audit`` gives ``table``; the groups from its report (audit's JSON),
+    flattened here: one row per group and committed (or pending) topic-partition, one with no
+    topic for a group without offsets."""
+    place = published_rows.where(index, audit)
+    if table == "partitions":
+        load = DEFAULT_LOAD_BYTES_PER_SECOND
+        return [asdict(r) for r in published_rows.partition_rows(place, audit, load, {})]
+    if table == "indexes":
+        return [asdict(r) for r in published_rows.index_rows(place, audit)]
+    if table == "findings":
+        return [asdict(r) for r in published_rows.finding_rows(place, audit)]
     (broker,) = report["brokers"]
     where = {
         "input": index,
@@ -91,7 +107,7 @@ def test_each_log_dir_reads_as_audit_reads_it(everything: ScanResult, index: int
     """The scan's report of each log dir is audit's, and so are its published rows."""
     scanned = everything.reports[index]
     assert scanned["brokers"][0]["log_dir"] == str(LOG_DIRS[index])
-    expected = audit_report(LOG_DIRS[index])
+    expected, audit = audited(LOG_DIRS[index])
     assert without_across(scanned) == without_across(expected)
     for table in ("partitions", "groups", "indexes", "findings"):
         rows = [
@@ -102,7 +118,7 @@ def test_each_log_dir_reads_as_audit_reads_it(everything: ScanResult, index: int
         columns = [c for c, _ in published.TABLES[table] if not c.startswith("unknown_record")]
         wanted = [
             {c: _parquet(r.get(c)) for c in columns}
-            for r in expected_rows(table, index, expected)
+            for r in expected_rows(table, index, expected, audit)
             if r.get("kind") not in ACROSS_LOG_DIRS
         ]
         assert [{c: r[c] for c in columns} for r in rows] == wanted, table
@@ -112,6 +128,8 @@ def _parquet(value: Any) -> Any:
     """A value as it reads back from Parquet (surrogate-escaped names come back escaped)."""
     if isinstance(value, str):
         return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, tuple):  # list<int64> columns read back as lists
+        return list(value)
     return value
 
 

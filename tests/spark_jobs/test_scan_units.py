@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from offsets_auditor.audit.replicas import replica_findings
+from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs.cli import cleaner_logs, kafka_versions, local_path, server_logs
 from spark_jobs.progress import Progress
@@ -104,21 +104,20 @@ def test_progress_line() -> None:
 
 def report(
     log_dir: str, broker: int | None, cluster: str | None, commits: list[Any], end: int
-) -> Any:
-    """A report of partition 7 and the commits its coordinator loads from it."""
-    return {
-        "brokers": [{"log_dir": log_dir, "broker_id": broker, "cluster_id": cluster}],
-        "partitions": [{"partition": 7, "log_end_offset": end}],
-        "commits": {(group, "t", 0): (offset, at) for group, offset, at in commits},
-    }
+) -> tuple[Holder, Any]:
+    """A log dir holding partition 7, and the commits its coordinator loads from it."""
+    return (
+        Holder(broker, cluster, log_dir, ((7, end),)),
+        {(group, "t", 0): (offset, at) for group, offset, at in commits},
+    )
 
 
-def replicas(reports: list[Any]) -> list[tuple[int, Any]]:
+def replicas(reports: list[tuple[Holder, Any]]) -> list[tuple[int, Any]]:
     def commits(index: int, partition: int) -> Any:
         assert partition == 7
-        return reports[index]["commits"]
+        return reports[index][1]
 
-    return replica_findings(reports, commits)
+    return replica_findings([holder for holder, _ in reports], commits)
 
 
 def test_replicas_that_agree_below_both_ends() -> None:

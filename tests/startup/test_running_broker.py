@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from offsets_auditor import published
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.audit.report import report_json
+from offsets_auditor.audit.rows import CORRUPT_INDEX_VERDICTS
 from offsets_auditor.audit.stages import audit_log_dir
 from offsets_auditor.logdir import fs
 from offsets_auditor.logdir.meta_properties import parse_java_properties
@@ -57,10 +57,9 @@ def kinds(report: dict[str, Any]) -> list[str]:
 
 
 def corrupt_files(report: dict[str, Any]) -> int:
-    """What the service alerts on (``OffsetsCorruptIndexes``)."""
-    (row,) = published.broker_rows(0, report)
-    count: int = row["corrupt_index_files"]
-    return count
+    """What the service alerts on (``OffsetsCorruptIndexes``: the brokers row's
+    ``corrupt_index_files``, ``audit.rows.broker_row``)."""
+    return sum(1 for x in report["indexes"] if x["verdict"] in CORRUPT_INDEX_VERDICTS)
 
 
 def active_indexes(report: dict[str, Any]) -> list[dict[str, Any]]:
