@@ -32,7 +32,7 @@ from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.verdict import Outcome, VersionVerdict
 from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.startup.checks import shutdown_findings, startup_report
-from offsets_auditor.startup.indexes import Verdict
+from offsets_auditor.startup.indexes import IndexVerdict, Verdict
 from offsets_auditor.version_detection.spans import Span
 
 #: outcome, reason, passes that happen, their end offsets, Kafka's failure message
@@ -179,38 +179,36 @@ def with_startup_alternatives(audit: BrokerAudit, stretches: Sequence[Span]) -> 
 
 
 def _merged_indexes(
-    audit: BrokerAudit, runs: Sequence[tuple[Span, list[dict[str, Any]], Any, Any]]
-) -> list[dict[str, Any]]:
-    by_file = [(span, {x["file"]: x for x in indexes}) for span, indexes, _, _ in runs]
+    audit: BrokerAudit, runs: Sequence[tuple[Span, list[IndexVerdict], Any, Any]]
+) -> list[IndexVerdict]:
+    by_file = [(span, {x.file: x for x in indexes}) for span, indexes, _, _ in runs]
     merged = []
     for entry in audit.indexes:
-        answers = [
-            (span, table[entry["file"]]) for span, table in by_file if entry["file"] in table
-        ]
+        answers = [(span, table[entry.file]) for span, table in by_file if entry.file in table]
         if len(answers) == len(by_file) and all(
-            _kept(x["verdict"]) == _kept(entry["verdict"]) for _, x in answers
+            _kept(x.verdict) == _kept(entry.verdict) for _, x in answers
         ):
             merged.append(entry)
             continue
         merged.append(
-            {
-                **entry,
-                "verdict": Verdict.DEPENDS_ON_VERSION.value,
-                "reason": _each(
+            replace(
+                entry,
+                verdict=Verdict.DEPENDS_ON_VERSION,
+                reason=_each(
                     [
-                        (span, f"{x['verdict']} ({x['reason']})" if x else "not a file it loads")
-                        for span, x in ((span, table.get(entry["file"])) for span, table in by_file)
+                        (span, f"{x.verdict.value} ({x.reason})" if x else "not a file it loads")
+                        for span, x in ((span, table.get(entry.file)) for span, table in by_file)
                     ]
                 ),
-            }
+            )
         )
     return merged
 
 
-def _kept(verdict: str) -> str:
+def _kept(verdict: Verdict) -> str:
     """A verdict, with those that leave the file as it is (checked and sound, or not checked)
     taken as one: the next start does the same with it."""
-    return "kept" if verdict in (Verdict.OK.value, Verdict.NOT_CHECKED.value) else verdict
+    return "kept" if verdict in (Verdict.OK, Verdict.NOT_CHECKED) else verdict.value
 
 
 def _merged_recovery(
@@ -284,11 +282,11 @@ def _depends(totals: Sequence[tuple[Span, int, int]]) -> list[dict[str, Any]]:
 def _depends_finding(
     f: Finding,
     tables: Sequence[tuple[Span, dict[tuple[object, ...], Finding]]],
-    indexes: Sequence[dict[str, Any]],
+    indexes: Sequence[IndexVerdict],
 ) -> Finding:
     """A start-up finding that only some stretches make, as what each stretch does."""
     key = _key(f)
-    merged_reason = next((x["reason"] for x in indexes if f.file and x["file"] == f.file), None)
+    merged_reason = next((x.reason for x in indexes if f.file and x.file == f.file), None)
     answers = [
         (span, f"{table[key].kind} ({table[key].detail})" if key in table else "no finding")
         for span, table in tables

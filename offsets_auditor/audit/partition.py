@@ -35,6 +35,7 @@ from offsets_auditor.groups.model import GroupState
 from offsets_auditor.logdir.layout import DirState
 from offsets_auditor.logdir.model import LogDir, PartitionDir, held_offsets_partitions
 from offsets_auditor.reader.reading import DEFAULT_READ, SegmentReader
+from offsets_auditor.startup.indexes import IndexVerdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,7 @@ class BrokerAudit:
     findings: tuple[Finding, ...]
     recommendation: BufferAdvice | None
     thread_deaths: int
-    indexes: tuple[dict[str, Any], ...] = ()
+    indexes: tuple[IndexVerdict, ...] = ()
     recovery: dict[str, Any] | None = None
     groups: tuple[GroupState, ...] = ()
     #: what the log dir tells of the offsets topic as a whole (for the cluster view)

@@ -20,6 +20,7 @@ from offsets_auditor.cleaner.capacity import max_desired_map_size
 from offsets_auditor.cleaner.headroom import Headroom
 from offsets_auditor.cleaner.passes import PassResult
 from offsets_auditor.findings import exit_status
+from offsets_auditor.startup.checks import index_json
 from offsets_auditor.version_detection import Detection
 
 #: Assumed coordinator load rate when nothing better is known (bytes/s).
@@ -69,7 +70,9 @@ def report_json(
         ],
         **groups,
         "indexes": [
-            {"broker_id": a.log_dir.broker_id, **index} for a in audits for index in a.indexes
+            {"broker_id": a.log_dir.broker_id, **index_json(index)}
+            for a in audits
+            for index in a.indexes
         ],
         "cleanings": [
             row for a in audits for row in cleanings_json(a.history, a.log_dir.broker_id)

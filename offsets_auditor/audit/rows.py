@@ -35,12 +35,13 @@ from offsets_auditor.published.rows import (
     PartitionRow,
     Where,
 )
+from offsets_auditor.startup.indexes import Verdict
 from offsets_auditor.version_detection import Detection
 
 #: index verdicts (``offsets_auditor.startup.indexes.Verdict``) of a file the broker's next
 #: start finds damaged: rebuilt, or failing the load. Not ``not-checked`` (2.3.0+ checks no
 #: index at load), ``missing``, ``rebuilt`` (a sound sibling of a damaged file) or ``changed``.
-CORRUPT_INDEX_VERDICTS = ("corrupt", "fatal")
+CORRUPT_INDEX_VERDICTS = (Verdict.CORRUPT.value, Verdict.FATAL.value)
 
 
 def where(index: int, a: BrokerAudit) -> Where:
@@ -82,7 +83,7 @@ def broker_row(place: Where, a: BrokerAudit, detection: Detection, groups: int |
         size_bytes=sum(p.scan.size_bytes for p in a.partitions),
         segments=sum(len(p.scan.segments) for p in a.partitions),
         groups=groups,
-        corrupt_index_files=sum(1 for x in a.indexes if x["verdict"] in CORRUPT_INDEX_VERDICTS),
+        corrupt_index_files=sum(1 for x in a.indexes if x.verdict.value in CORRUPT_INDEX_VERDICTS),
         exit_status=exit_status(list(a.findings)),
         **_topic_columns(a.topic),
         **_broker_history_columns(a.history),
@@ -313,12 +314,12 @@ def index_rows(place: Where, a: BrokerAudit) -> Iterator[IndexRow]:
             input=place.input,
             log_dir=place.log_dir,
             broker_id=place.broker_id,
-            file=x.get("file"),
-            partition=x.get("partition"),
-            kind=x.get("kind"),
-            base_offset=x.get("base_offset"),
-            verdict=x.get("verdict"),
-            reason=x.get("reason"),
+            file=x.file,
+            partition=x.partition,
+            kind=x.kind.value,
+            base_offset=x.base_offset,
+            verdict=x.verdict.value,
+            reason=x.reason,
         )
 
 

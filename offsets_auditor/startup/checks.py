@@ -26,11 +26,10 @@ from offsets_auditor.versions import KafkaVersion
 
 def startup_report(
     logdir: LogDir, version: KafkaVersion
-) -> tuple[list[dict[str, Any]], dict[str, Any], list[Finding]]:
-    """The audit's ``indexes`` list, its ``recovery`` summary and the findings."""
+) -> tuple[list[IndexVerdict], dict[str, Any], list[Finding]]:
+    """The audit's index verdicts, its ``recovery`` summary and the findings."""
     verdicts = index_verdicts(logdir, version)
     plans = recovery_plan(logdir, version)
-    indexes = [index_json(v) for v in verdicts]
     findings = [
         index_finding(v)
         for v in verdicts
@@ -46,7 +45,7 @@ def startup_report(
             "depends_on_version": [],
         }
     findings.extend(shutdown_findings(logdir, recovery))
-    return indexes, recovery, findings
+    return verdicts, recovery, findings
 
 
 def shutdown_findings(logdir: LogDir, recovery: dict[str, Any]) -> list[Finding]:
@@ -118,6 +117,7 @@ def unclean_finding(logdir: LogDir, recovery: dict[str, Any]) -> Finding:
 
 
 def index_json(v: IndexVerdict) -> dict[str, Any]:
+    """An index verdict as the audit's JSON report lists it."""
     return {
         "file": v.file,
         "partition": v.partition,

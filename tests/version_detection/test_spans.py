@@ -61,7 +61,7 @@ def test_every_startup_rule_change_is_listed(log_dir: Path) -> None:
     for release in MODELLED:
         indexes, recovery, findings = startup_report(model, release)
         seen = (
-            [{**i, "reason": ""} for i in indexes],
+            [replace(i, reason="") for i in indexes],
             recovery,
             [(f.kind, f.file) for f in findings],
         )
