@@ -14,8 +14,8 @@ CPU: the user + system seconds of every process of the tree (``/proc/<pid>/stat`
 stime, as last seen by a poll: a process's last ``interval`` before it exits is missed), or the
 command's own and its waited-for descendants' (``RUSAGE_CHILDREN``), whichever is larger.
 
-A memory ceiling (``limit_bytes``) on the sum of the tree's resident sets protects a shared
-machine: above it the tree is killed and the result says so.
+A memory ceiling (``limit_bytes``) on the sum of the tree's anonymous resident memory protects
+a shared machine: above it the tree is killed and the result says so.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def run(
             if polls % 5 == 0:  # the tree changes rarely: list /proc once a second
                 tree = _tree(process.pid)
             polls += 1
-            workers = together = 0
+            workers = together = anonymous = 0
             for pid in sorted(tree, key=lambda p: (p != process.pid, p)):
                 if pid not in roles:
                     roles[pid] = _role(pid, process.pid, roles.get(tree[pid]), _cmdline(pid))
@@ -209,11 +209,15 @@ def run(
                     max(anon, result.anon_peaks.get(pid, (role, 0))[1]),
                 )
                 together += rss
+                anonymous += anon
                 if role == "worker":
                     workers += rss
             result.workers_together = max(result.workers_together, workers)
             result.tree_together = max(result.tree_together, together)
-            if limit_bytes is not None and together > limit_bytes and not result.killed_at_limit:
+            # the ceiling counts what the kernel cannot drop: mapped file pages (the columns a
+            # big partition keeps in scratch files, shared by forked processes and counted in
+            # each one's resident set) are not the machine's memory
+            if limit_bytes is not None and anonymous > limit_bytes and not result.killed_at_limit:
                 result.killed_at_limit = True
                 os.killpg(process.pid, signal.SIGKILL)
             done.wait(interval)
