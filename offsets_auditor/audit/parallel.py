@@ -85,7 +85,8 @@ class _Queued:
 
     stack: ExitStack
     snapshot: PartitionSnapshot
-    reads: list[AsyncResult[SegmentResult | None]]
+    #: taken from the left as folded (a result kept here would keep its groups' delta)
+    reads: deque[AsyncResult[SegmentResult | None]]
     spill: Path
 
 
@@ -137,7 +138,7 @@ def audit_log_dir_in_parallel(
                 spill = scratch / str(index)
                 spill.mkdir()
                 partition = snapshot.partition
-                reads = [
+                reads = deque(
                     pool.apply_async(
                         _read_segment,
                         (
@@ -148,7 +149,7 @@ def audit_log_dir_in_parallel(
                         ),
                     )
                     for i, segment in enumerate(partition.segments)
-                ]
+                )
                 queued.append(_Queued(stack, snapshot, reads, spill))
                 while len(queued) > LOOKAHEAD:
                     fold_next()
@@ -166,9 +167,9 @@ def _results(q: _Queued, work: LogDirWork, read: ReadOptions) -> Iterator[Segmen
     columns mapped from the files the worker wrote; a segment the worker did not find as
     listed is read here, through the snapshot."""
     partition = q.snapshot.partition
-    for i, (segment, pending) in enumerate(zip(partition.segments, q.reads, strict=True)):
+    for i, segment in enumerate(partition.segments):
         spill = q.spill / str(i)
-        result = pending.get()
+        result = q.reads.popleft().get()
         if result is None:
             shutil.rmtree(spill, ignore_errors=True)
             yield read_segment_result(
