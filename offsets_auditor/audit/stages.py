@@ -266,25 +266,6 @@ def finish_partition(
     )
 
 
-def audit_partition(
-    work: LogDirWork,
-    partition: PartitionDir,
-    results: Iterable[SegmentResult],
-    configs: Sequence[CleanerConfig],
-    now_ms: int,
-    arrays: Arrays = in_memory,
-    emulations: Emulations | None = None,
-) -> PartitionOutcome:
-    """Stage B, its three steps one after the other: ``results`` folded
-    (:func:`fold_segments`), emulated at each of ``configs`` (``emulations``; by default one
-    after the other, :func:`emulate_folded`), finished (:func:`finish_partition`)."""
-    folded = fold_segments(work, partition, results, arrays)
-    emulate = emulations if emulations is not None else emulate_each
-    return finish_partition(
-        work, folded, configs, now_ms, emulate(work, folded, configs, now_ms, arrays)
-    )
-
-
 def emulate_each(
     work: LogDirWork,
     folded: FoldedPartition,
@@ -294,6 +275,23 @@ def emulate_each(
 ) -> list[Emulated | None]:
     """The folded partition emulated at each config, one after the other."""
     return [emulate_folded(work, folded, c, now_ms, arrays) for c in configs]
+
+
+def audit_partition(
+    work: LogDirWork,
+    partition: PartitionDir,
+    results: Iterable[SegmentResult],
+    configs: Sequence[CleanerConfig],
+    now_ms: int,
+    arrays: Arrays = in_memory,
+    emulations: Emulations = emulate_each,
+) -> PartitionOutcome:
+    """Stage B, its three steps one after the other: ``results`` folded
+    (:func:`fold_segments`), emulated at each of ``configs`` (``emulations``), finished
+    (:func:`finish_partition`)."""
+    folded = fold_segments(work, partition, results, arrays)
+    emulated = emulations(work, folded, configs, now_ms, arrays)
+    return finish_partition(work, folded, configs, now_ms, emulated)
 
 
 # -- C. per log dir -----------------------------------------------------------------------
@@ -429,10 +427,9 @@ def audit_log_dir(
             read_findings.extend(snapshot.findings)
             partition = snapshot.partition
             segment_reader = read.from_snapshot(snapshot)
-            big = sum(s.log.size for s in partition.segments) >= SPILL_BYTES
             scratch = (
                 Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="offsets-auditor-")))
-                if big
+                if partition.size_bytes >= SPILL_BYTES
                 else None
             )
             # read as they are folded: what is kept of each segment is its columns
