@@ -124,15 +124,14 @@ class LastCleaningJson(TypedDict):
     position: int
 
 
-class PassJson(TypedDict):
-    """One real pass (cleaning) of ``last_cleaning.passes``"""
+class PassNumbersJson(TypedDict):
+    """What the broker's log says of one real pass (cleaning): the map's range, where it
+    ended, the banner's numbers (in ``PassJson`` and ``CleaningJson`` alike)."""
 
     start_offset: int | None
     upper_bound: int | None
     end_offset: int | None
     segments: int | None
-    began_at: str | None
-    ended_at: str | None
     end: str
     buffer_utilization: float | None
     start_mb: float | None
@@ -143,6 +142,13 @@ class PassJson(TypedDict):
     seconds: float | None
     mb_per_second: float | None
     failure: str | None
+
+
+class PassJson(PassNumbersJson):
+    """One real pass (cleaning) of ``last_cleaning.passes``"""
+
+    began_at: str | None
+    ended_at: str | None
 
 
 class ComparisonJson(TypedDict):
@@ -167,7 +173,7 @@ class PartitionCleanerLogJson(TypedDict):
     uncleanable_exception: str | None
 
 
-class CleaningJson(TypedDict):
+class CleaningJson(PassNumbersJson):
     """One of the top-level ``cleanings``"""
 
     broker_id: int | None
@@ -176,19 +182,5 @@ class CleaningJson(TypedDict):
     began_at: str | None
     began_at_ms: int
     ended_at_ms: int | None
-    start_offset: int | None
-    upper_bound: int | None
-    end_offset: int | None
-    segments: int | None
-    end: str
-    buffer_utilization: float | None
-    start_mb: float | None
-    start_messages: int | None
-    end_mb: float | None
-    end_messages: int | None
-    mb_read: float | None
-    seconds: float | None
-    mb_per_second: float | None
-    failure: str | None
     file: str
     position: int
