@@ -119,11 +119,25 @@
 /* What a string is to its caller, each remembering the id it interned last. */
 enum { ROLE_GROUP, ROLE_TOPIC, ROLE_OTHER, STRING_ROLES };
 
+/* Where string `id`'s bytes are (inside the bytes object the table's list keeps alive). */
+typedef struct {
+    const unsigned char *p;
+    int64_t n;
+} StringRef;
+
+/* A slot of the open-addressing table: the top of the string's hash beside its id, one
+ * 8-byte load for both (a table of 20k strings stays within the core's cache). */
+typedef struct {
+    uint32_t tag; /* the hash's upper half */
+    int32_t id;   /* id + 1, 0 = empty */
+} StringSlot;
+
 typedef struct {
     PyObject_HEAD
     PyObject *strings; /* list of bytes, by id */
-    int64_t *slots;    /* id + 1, 0 = empty */
-    uint64_t *hashes;
+    StringRef *refs;   /* by id: the bytes of strings[id], compared without the list */
+    int64_t refs_capacity;
+    StringSlot *slots;
     int64_t capacity; /* power of two */
     int64_t count;
     int64_t last[STRING_ROLES]; /* per role, the id interned last (-1: none): consecutive
@@ -136,15 +150,30 @@ static uint64_t
 hash_bytes(const unsigned char *p, int64_t n)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n; /* eight bytes at a time, then mixed */
-    for (; n >= 8; p += 8, n -= 8) {
+    const unsigned char *end = p + n;
+    for (; end - p >= 8; p += 8) {
         uint64_t word;
         memcpy(&word, p, 8);
         h = (h ^ word) * 0xBF58476D1CE4E5B9ull;
         h ^= h >> 31;
     }
-    if (n > 0) {
-        uint64_t word = 0;
-        memcpy(&word, p, (size_t)n);
+    int64_t tail = end - p;
+    if (tail > 0) {
+        /* Whole loads only: a tail copied byte by byte into a word stalls its load (store
+         * forwarding fails), which cost a quarter of the interning. */
+        uint64_t word;
+        if (n >= 8) {
+            memcpy(&word, end - 8, 8); /* the last eight bytes, overlapping the words read */
+        }
+        else if (tail >= 4) {
+            uint32_t a, b;
+            memcpy(&a, p, 4);
+            memcpy(&b, end - 4, 4);
+            word = (uint64_t)a | (uint64_t)b << 32;
+        }
+        else {
+            word = (uint64_t)p[0] | (uint64_t)p[tail / 2] << 8 | (uint64_t)end[-1] << 16;
+        }
         h = (h ^ word) * 0x94D049BB133111EBull;
     }
     h ^= h >> 29;
@@ -155,38 +184,61 @@ static int
 string_table_grow(StringTable *t)
 {
     int64_t capacity = t->capacity ? t->capacity * 2 : 1024;
-    int64_t *slots = (int64_t *)PyMem_Calloc((size_t)capacity, sizeof(int64_t));
-    uint64_t *hashes = (uint64_t *)PyMem_Calloc((size_t)capacity, sizeof(uint64_t));
-    if (slots == NULL || hashes == NULL) {
-        PyMem_Free(slots);
-        PyMem_Free(hashes);
+    StringSlot *slots = (StringSlot *)PyMem_Calloc((size_t)capacity, sizeof(StringSlot));
+    if (slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (int64_t i = 0; i < t->capacity; i++) {
-        if (t->slots[i]) {
-            int64_t at = (int64_t)(t->hashes[i] & (uint64_t)(capacity - 1));
-            while (slots[at]) {
-                at = (at + 1) & (capacity - 1);
-            }
-            slots[at] = t->slots[i];
-            hashes[at] = t->hashes[i];
+    for (int64_t id = 0; id < t->count; id++) {
+        uint64_t h = hash_bytes(t->refs[id].p, t->refs[id].n);
+        int64_t at = (int64_t)(h & (uint64_t)(capacity - 1));
+        while (slots[at].id) {
+            at = (at + 1) & (capacity - 1);
         }
+        slots[at] = (StringSlot){(uint32_t)(h >> 32), (int32_t)(id + 1)};
     }
     PyMem_Free(t->slots);
-    PyMem_Free(t->hashes);
     t->slots = slots;
-    t->hashes = hashes;
     t->capacity = capacity;
     return 0;
 }
 
+/* Whether a[0:n] equals b[0:n], in whole loads (the strings are short: no call). */
+static inline int
+bytes_equal(const unsigned char *a, const unsigned char *b, int64_t n)
+{
+    if (n >= 8) {
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t x, y;
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y) {
+                return 0;
+            }
+        }
+        uint64_t x, y; /* the last eight bytes, overlapping */
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4) {
+        uint32_t x, y, u, v;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        memcpy(&u, a + n - 4, 4);
+        memcpy(&v, b + n - 4, 4);
+        return x == y && u == v;
+    }
+    return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
+}
+
 /* Whether string `id` of the table is p[0:n]. */
 static inline int
-string_table_holds(StringTable *t, int64_t id, const unsigned char *p, int64_t n)
+string_table_holds(const StringTable *t, int64_t id, const unsigned char *p, int64_t n)
 {
-    PyObject *s = PyList_GET_ITEM(t->strings, id);
-    return PyBytes_GET_SIZE(s) == n && memcmp(PyBytes_AS_STRING(s), p, (size_t)n) == 0;
+    const StringRef *r = t->refs + id;
+    return r->n == n && bytes_equal(r->p, p, n);
 }
 
 /* The id of p[0:n], interned if new; -1 with an exception set on failure. */
@@ -200,13 +252,28 @@ string_table_intern(StringTable *t, const unsigned char *p, int64_t n, int role)
     if ((t->count + 1) * 2 > t->capacity && string_table_grow(t) < 0) {
         return -1;
     }
+    if (t->count >= INT32_MAX - 1) {
+        PyErr_SetString(PyExc_OverflowError, "a string table holds at most 2^31 - 2 strings");
+        return -1;
+    }
     uint64_t h = hash_bytes(p, n);
+    uint32_t tag = (uint32_t)(h >> 32);
     int64_t at = (int64_t)(h & (uint64_t)(t->capacity - 1));
-    while (t->slots[at]) {
-        if (t->hashes[at] == h && string_table_holds(t, t->slots[at] - 1, p, n)) {
-            return t->last[role] = t->slots[at] - 1;
+    while (t->slots[at].id) {
+        if (t->slots[at].tag == tag && string_table_holds(t, t->slots[at].id - 1, p, n)) {
+            return t->last[role] = t->slots[at].id - 1;
         }
         at = (at + 1) & (t->capacity - 1);
+    }
+    if (t->count == t->refs_capacity) {
+        int64_t more = t->refs_capacity ? t->refs_capacity * 2 : 1024;
+        StringRef *refs = (StringRef *)PyMem_Realloc(t->refs, (size_t)more * sizeof(StringRef));
+        if (refs == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->refs = refs;
+        t->refs_capacity = more;
     }
     PyObject *s = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
     if (s == NULL) {
@@ -217,8 +284,8 @@ string_table_intern(StringTable *t, const unsigned char *p, int64_t n, int role)
     if (rc < 0) {
         return -1;
     }
-    t->slots[at] = ++t->count;
-    t->hashes[at] = h;
+    t->refs[t->count] = (StringRef){(const unsigned char *)PyBytes_AS_STRING(s), n};
+    t->slots[at] = (StringSlot){tag, (int32_t)++t->count};
     return t->last[role] = t->count - 1;
 }
 
@@ -251,7 +318,7 @@ StringTable_dealloc(StringTable *t)
 {
     Py_XDECREF(t->strings);
     PyMem_Free(t->slots);
-    PyMem_Free(t->hashes);
+    PyMem_Free(t->refs);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -1683,8 +1750,11 @@ Reader_flush(Reader *rd, PyObject *unused)
     rd->first_record = rd->next_record;
     rd->n_records = 0;
     rd->n_batches = 0;
+    /* The next chunk starts as big as this one grew: growing each chunk from nothing again
+     * copied every column once over (realloc) and faulted in its pages twice. */
+    int64_t rows = rd->capacity;
     rd->capacity = 0;
-    if (reader_resize(rd, 0) < 0) {
+    if (reader_resize(rd, rows) < 0) {
         Py_XDECREF(result);
         return NULL;
     }
