@@ -1969,6 +1969,109 @@ done:
     return result;
 }
 
+/* retain(batch, weight, offset, ids, keyed, tombstone, alive, batch_control, discard, dropped,
+ *        map_offsets, latest_offset, legacy, from_found_offset, retain_deletes, sums)
+ *   -> (invalid, tombstones_dropped, tombstones_kept, aborted_kept_empty)
+ * The retention rules of one pass over one window of records (cleaner/retention.py says which
+ * and why), in one sweep: `alive` (bool per record) becomes what survives; per batch, `sums`
+ * (int64, 5 rows of one per batch) gets the live records and their weight before, the weight of
+ * all records, and the kept records and their weight after. `dropped` batches lose every
+ * record; the other `discard`ed ones (kept empty) too, counted as aborted; a key's stored
+ * offset is map_offsets[id] (-1: none, or id -1). */
+static PyObject *
+native_retain(PyObject *module, PyObject *args)
+{
+    (void)module;
+    enum { BATCH, WEIGHT, OFFSET, IDS, KEYED, TOMBSTONE, ALIVE, CONTROL, DISCARD, DROPPED, MAP,
+           SUMS, N_VIEWS };
+    Py_buffer v[N_VIEWS];
+    memset(v, 0, sizeof v);
+    long long latest;
+    int legacy, from_found, retain_deletes;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*y*y*y*y*Lpppw*:retain", &v[BATCH], &v[WEIGHT],
+                          &v[OFFSET], &v[IDS], &v[KEYED], &v[TOMBSTONE], &v[ALIVE], &v[CONTROL],
+                          &v[DISCARD], &v[DROPPED], &v[MAP], &latest, &legacy, &from_found,
+                          &retain_deletes, &v[SUMS])) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = v[BATCH].len / 4, nb = v[CONTROL].len, keys = v[MAP].len / 8;
+    if (v[BATCH].len != 4 * n || v[WEIGHT].len != 4 * n || v[OFFSET].len != 8 * n
+        || v[IDS].len != 4 * n || v[KEYED].len != n || v[TOMBSTONE].len != n || v[ALIVE].len != n
+        || v[DISCARD].len != nb || v[DROPPED].len != nb || v[MAP].len != 8 * keys
+        || v[SUMS].len != 5 * 8 * nb) {
+        PyErr_SetString(PyExc_ValueError,
+                        "retain: per record batch, weight, ids int32, offset int64, keyed,"
+                        " tombstone, alive bool; per batch control, discard, dropped bool;"
+                        " map_offsets int64; sums int64 of 5 x batches");
+        goto done;
+    }
+    const int32_t *batch = (const int32_t *)v[BATCH].buf, *weight = (const int32_t *)v[WEIGHT].buf;
+    const int32_t *ids = (const int32_t *)v[IDS].buf;
+    const int64_t *offset = (const int64_t *)v[OFFSET].buf, *stored = (const int64_t *)v[MAP].buf;
+    const unsigned char *keyed = v[KEYED].buf, *tombstone = v[TOMBSTONE].buf;
+    const unsigned char *control = v[CONTROL].buf, *discard = v[DISCARD].buf;
+    const unsigned char *dropped = v[DROPPED].buf;
+    unsigned char *alive = v[ALIVE].buf;
+    int64_t *sums = (int64_t *)v[SUMS].buf;
+    int64_t *n_live = sums, *w_live = sums + nb, *w_all = sums + 2 * nb, *n_kept = sums + 3 * nb;
+    int64_t *w_kept = sums + 4 * nb;
+    memset(sums, 0, (size_t)(5 * nb) * sizeof(int64_t));
+    long long invalid = 0, expired_count = 0, tombstones_kept = 0, aborted = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t b = batch[i];
+        int32_t k = ids[i];
+        if (b < 0 || (Py_ssize_t)b >= nb || (Py_ssize_t)k >= keys) {
+            PyErr_Format(PyExc_IndexError, "retain: record %zd: batch %d of %zd, key id %d of %zd",
+                         i, (int)b, nb, (int)k, keys);
+            goto done;
+        }
+        int64_t w = weight[i];
+        w_all[b] += w;
+        if (!alive[i]) {
+            continue;
+        }
+        n_live[b]++;
+        w_live[b] += w;
+        int keep = 0;
+        if (dropped[b]) {
+            keep = 0;
+        }
+        else if (discard[b]) {
+            aborted++; /* kept as an empty batch: no rule applies, every record goes */
+        }
+        else if (!legacy && offset[i] > latest) {
+            keep = 1; /* rule 1 */
+        }
+        else if (!keyed[i]) {
+            invalid++; /* rule 2 */
+        }
+        else {
+            int64_t found = k >= 0 && keys ? stored[k] : -1;
+            int newer = offset[i] < found && (from_found || found >= 0); /* rule 3 */
+            int expired = !newer && tombstone[i] && !retain_deletes;  /* rule 4 */
+            expired_count += expired;
+            keep = !newer && !expired;
+        }
+        if (keep && tombstone[i] && !control[b]) {
+            tombstones_kept++;
+        }
+        alive[i] = (unsigned char)keep;
+        if (keep) {
+            n_kept[b]++;
+            w_kept[b] += w;
+        }
+    }
+    result = Py_BuildValue("LLLL", invalid, expired_count, tombstones_kept, aborted);
+done:
+    for (int j = 0; j < N_VIEWS; j++) {
+        if (v[j].obj != NULL) {
+            PyBuffer_Release(&v[j]);
+        }
+    }
+    return result;
+}
+
 /* intern_all(names, ids, names_list, out) -> len(ids): each string of the sequence names
  * interned in the dict ids (str -> int, dense in first-seen order, names_list holding the
  * strings by id); its id written to out (int32). The loop of a Python dict lookup per name,
@@ -2037,6 +2140,9 @@ done:
 }
 
 static PyMethodDef module_methods[] = {
+    {"retain", native_retain, METH_VARARGS,
+     "retain(...) -> (invalid, tombstones_dropped, tombstones_kept, aborted): one pass's"
+     " retention rules over a window of records, in one sweep (cleaner/retention.py)"},
     {"md5", native_md5, METH_O, "md5(data) -> the 16-byte MD5 digest"},
     {"md5_many", native_md5_many, METH_VARARGS,
      "md5_many(keys, width) -> digests, `width` lanes at a time (16, 8 or 1)"},

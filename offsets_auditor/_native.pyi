@@ -40,6 +40,31 @@ def map_put(
     stopping before the first one that finds ``size >= capacity``: (where it stopped, the size
     after, whether the last key taken was new)."""
 
+def retain(
+    batch: Buffer | npt.NDArray[Any],
+    weight: Buffer | npt.NDArray[Any],
+    offset: Buffer | npt.NDArray[Any],
+    ids: Buffer | npt.NDArray[Any],
+    keyed: Buffer | npt.NDArray[Any],
+    tombstone: Buffer | npt.NDArray[Any],
+    alive: Buffer | npt.NDArray[Any],
+    batch_control: Buffer | npt.NDArray[Any],
+    discard: Buffer | npt.NDArray[Any],
+    dropped: Buffer | npt.NDArray[Any],
+    map_offsets: Buffer | npt.NDArray[Any],
+    latest_offset: int,
+    legacy: bool,
+    from_found_offset: bool,
+    retain_deletes: bool,
+    sums: Buffer | npt.NDArray[Any],
+    /,
+) -> tuple[int, int, int, int]:
+    """The retention rules of one pass over a window of records in one sweep
+    (``cleaner/retention.py``): ``alive`` becomes what survives; ``sums`` (int64, 5 x batches)
+    gets per batch the live records and their weight before, the weight of all records, the
+    kept records and their weight after. Returns (invalid, tombstones dropped, tombstones kept,
+    records of discarded batches kept empty)."""
+
 def max_simd_width() -> int:
     """MD5 lanes the CPU offers: 16 (AVX-512), 8 (AVX2) or 1."""
 

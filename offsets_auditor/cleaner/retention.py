@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from offsets_auditor import _native
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour
 from offsets_auditor.cleaner.log_state import LiveWindow
 from offsets_auditor.cleaner.map_building import control_type_name
@@ -92,14 +93,34 @@ def clean_window(
     ``counters``; returns the window's size afterwards."""
     cols, ids = live.window.columns, live.window.key_ids
     alive, batch_alive = live.alive, live.batch_alive
-    batch = cols.batch
     nb = cols.batches
     shallow = behaviour.stats_count_shallow_entries
     live_batches = np.flatnonzero(batch_alive)
 
-    n_live = np.bincount(batch[alive], minlength=nb)
-    w_live = _weights(batch, cols.weight, alive, nb)
-    w_all = _weights(batch, cols.weight, None, nb)
+    discard, retain_empty = _transaction_decisions(
+        cols, live_batches, txn, last_records, retain_deletes, behaviour
+    )
+    dropped = discard & ~retain_empty  # discarded batches go whole: their records, and the batch
+    sums = np.empty((5, nb), dtype=np.int64)
+    invalid, expired, tombstones_kept, aborted_kept_empty = _native.retain(
+        cols.batch,
+        cols.weight,
+        cols.offset,
+        ids,
+        cols.keyed,
+        cols.tombstone,
+        alive,
+        cols.batch_control,
+        discard,
+        dropped,
+        m.offsets,
+        m.latest_offset,
+        behaviour.legacy_retention,
+        behaviour.retains_from_found_offset,
+        retain_deletes,
+        sums,
+    )
+    n_live, w_live, w_all, n_kept, w_kept = sums
     size, magic, codec = cols.batch_size, cols.batch_magic, cols.batch_codec
     current = np.where(
         n_live == cols.batch_records,
@@ -111,18 +132,8 @@ def clean_window(
         ),
     )
     counters.start_bytes += int(current[live_batches].sum())
-
-    discard, retain_empty = _transaction_decisions(
-        cols, live_batches, txn, last_records, retain_deletes, behaviour
-    )
-    dropped = discard & ~retain_empty
-    # discarded batches go whole: their records, and the batch
-    for b in np.flatnonzero(dropped):
-        if cols.batch_control[b]:
-            counters.markers_dropped += 1
-        else:
-            counters.aborted_dropped += int(n_live[b])
-    alive &= ~dropped[batch]
+    counters.markers_dropped += int(np.count_nonzero(dropped & cols.batch_control))
+    counters.aborted_dropped += int(n_live[dropped & ~cols.batch_control].sum())
     batch_alive &= ~dropped
     remaining = batch_alive.copy()  # the live batches still being filtered
 
@@ -130,16 +141,11 @@ def clean_window(
     counters.start_records += int(
         np.count_nonzero(with_live) if shallow else n_live[remaining].sum()
     )
-    evaluated = alive & ~discard[batch]  # discard & retain_empty: no rule applies, all go
-    keep = _retain(cols, ids, m, evaluated, retain_deletes, behaviour, counters)
-    counters.aborted_dropped += int(np.count_nonzero(alive & discard[batch]))
-    counters.tombstones_kept += int(
-        np.count_nonzero(keep & cols.tombstone & ~cols.batch_control[batch])
-    )
-    alive &= keep
+    counters.invalid_dropped += invalid
+    counters.tombstones_dropped += expired
+    counters.aborted_dropped += aborted_kept_empty
+    counters.tombstones_kept += tombstones_kept
 
-    n_kept = np.bincount(batch[alive], minlength=nb)
-    w_kept = _weights(batch, cols.weight, alive, nb)
     kept_any = remaining & (n_kept > 0)
     counters.end_records += int(np.count_nonzero(kept_any) if shallow else n_kept[kept_any].sum())
     unchanged = (n_kept == n_live) & ((codec == 0) | (not shallow))
@@ -158,15 +164,6 @@ def clean_window(
     counters.markers_dropped += int(np.count_nonzero(gone & cols.batch_control))
     batch_alive &= ~gone
     return int(after[kept_any].sum()) + RECORD_BATCH_OVERHEAD * int(np.count_nonzero(kept_empty))
-
-
-def _weights(batch: Ints, weight: Ints, mask: Bools | None, nb: int) -> Int64s:
-    """Per batch, the total weight of its records (those in ``mask``)."""
-    if mask is None:
-        sums = np.bincount(batch, weights=weight, minlength=nb)
-    else:
-        sums = np.bincount(batch[mask], weights=weight[mask], minlength=nb)
-    return sums.astype(np.int64)
 
 
 def _transaction_decisions(
@@ -215,31 +212,3 @@ def _transaction_decisions(
                 bool(cols.batch_control[b]) and int(cols.batch_producer_epoch[b]) == epoch
             )
     return discard, retain_empty
-
-
-def _retain(
-    cols: CleanerColumns,
-    ids: npt.NDArray[np.int32],
-    m: OffsetMap,
-    evaluated: Bools,
-    retain_deletes: bool,
-    behaviour: CleanerBehaviour,
-    counters: PassCounters,
-) -> Bools:
-    """The retention rules (module docstring) for the ``evaluated`` records; False elsewhere."""
-    found = m.get(ids)
-    offset = cols.offset
-    rule_1 = (
-        np.zeros(len(offset), dtype=np.bool_)
-        if behaviour.legacy_retention
-        else offset > m.latest_offset
-    )
-    considered = evaluated & ~rule_1
-    invalid = considered & ~cols.keyed  # rule 2
-    newer = considered & cols.keyed & (offset < found)  # rule 3
-    if not behaviour.retains_from_found_offset:
-        newer &= found >= 0
-    expired = considered & cols.keyed & ~newer & cols.tombstone & (not retain_deletes)  # rule 4
-    counters.invalid_dropped += int(np.count_nonzero(invalid))
-    counters.tombstones_dropped += int(np.count_nonzero(expired))
-    return evaluated & (rule_1 | (cols.keyed & ~newer & ~expired))
