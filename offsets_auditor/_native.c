@@ -334,6 +334,76 @@ StringTable_intern(StringTable *t, PyObject *arg)
     return id < 0 ? NULL : PyLong_FromLongLong(id);
 }
 
+/* intern_slices(buffers, buffer, start, size, out) -> len(table): the bytes
+ * buffers[buffer[i]][start[i]:start[i] + size[i]] of each row i interned, its id into out
+ * (int32). Columns: buffer int16, start int64, size int32, as the reader's record columns. */
+static PyObject *
+StringTable_intern_slices(StringTable *t, PyObject *args)
+{
+    PyObject *buffers;
+    Py_buffer which, start, size, out;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*w*:intern_slices", &PyTuple_Type, &buffers, &which,
+                          &start, &size, &out)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n_buffers = PyTuple_GET_SIZE(buffers);
+    Py_buffer *views = (Py_buffer *)PyMem_Calloc((size_t)(n_buffers ? n_buffers : 1),
+                                                 sizeof(Py_buffer));
+    if (views == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n = which.len / 2;
+    if (which.len != 2 * n || start.len != 8 * n || size.len != 4 * n || out.len != 4 * n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "intern_slices: buffer int16, start int64, size int32, out int32 per row");
+        goto done;
+    }
+    const int16_t *b = (const int16_t *)which.buf;
+    const int64_t *at = (const int64_t *)start.buf;
+    const int32_t *len = (const int32_t *)size.buf;
+    int32_t *ids = (int32_t *)out.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t k = b[i];
+        if (k < 0 || k >= n_buffers) {
+            PyErr_Format(PyExc_IndexError, "intern_slices: row %zd: buffer %zd of %zd", i, k,
+                         n_buffers);
+            goto done;
+        }
+        if (views[k].obj == NULL
+            && PyObject_GetBuffer(PyTuple_GET_ITEM(buffers, k), &views[k], PyBUF_SIMPLE) < 0) {
+            goto done;
+        }
+        if (at[i] < 0 || len[i] < 0 || at[i] + len[i] > views[k].len) {
+            PyErr_Format(PyExc_IndexError, "intern_slices: row %zd: [%lld, +%d) past buffer %zd",
+                         i, (long long)at[i], (int)len[i], k);
+            goto done;
+        }
+        int64_t id = string_table_intern(t, (const unsigned char *)views[k].buf + at[i], len[i],
+                                         ROLE_OTHER);
+        if (id < 0) {
+            goto done;
+        }
+        ids[i] = (int32_t)id;
+    }
+    result = PyLong_FromLongLong(t->count);
+done:
+    if (views != NULL) {
+        for (Py_ssize_t k = 0; k < n_buffers; k++) {
+            if (views[k].obj != NULL) {
+                PyBuffer_Release(&views[k]);
+            }
+        }
+        PyMem_Free(views);
+    }
+    PyBuffer_Release(&which);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&size);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static Py_ssize_t
 StringTable_len(StringTable *t)
 {
@@ -355,6 +425,9 @@ StringTable_item(StringTable *t, Py_ssize_t i)
 static PyMethodDef StringTable_methods[] = {
     {"intern", (PyCFunction)StringTable_intern, METH_O,
      "intern(raw) -> id: the id of these bytes, new ids in first-seen order."},
+    {"intern_slices", (PyCFunction)StringTable_intern_slices, METH_VARARGS,
+     "intern_slices(buffers, buffer, start, size, out) -> len(table): the id of each slice of"
+     " the buffers into out (int32)."},
     {NULL, NULL, 0, NULL},
 };
 

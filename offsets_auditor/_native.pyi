@@ -73,6 +73,17 @@ class StringTable:
 
     def __init__(self) -> None: ...
     def intern(self, raw: Buffer, /) -> int: ...
+    def intern_slices(
+        self,
+        buffers: tuple[Buffer, ...],
+        buffer: Buffer | npt.NDArray[Any],
+        start: Buffer | npt.NDArray[Any],
+        size: Buffer | npt.NDArray[Any],
+        out: Buffer | npt.NDArray[Any],
+        /,
+    ) -> int:
+        """Each row's bytes ``buffers[buffer[i]][start[i]:start[i] + size[i]]`` interned (int16,
+        int64, int32 columns), its id into ``out`` (int32); returns the table's size."""
     def __getitem__(self, index: int, /) -> bytes: ...
     def __len__(self) -> int: ...
 

@@ -22,7 +22,7 @@ are reduced with numpy; the others are decoded by ``decode.RowDecoder`` (the sch
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -162,6 +162,7 @@ class DeltaBuilder:
     _transactional: list[TransactionalCommit] = field(default_factory=list)
     _controls: list[Marker] = field(default_factory=list)
     _metadata: dict[str, tuple[int, RecordValue | None]] = field(default_factory=dict)
+    _metadata_texts: _MetadataTexts = field(default_factory=lambda: _MetadataTexts())
     _consumer: list[tuple[RecordKey, RecordValue | None, int]] = field(default_factory=list)
     _removals: dict[str, int] = field(default_factory=dict)
     _records: int = 0
@@ -256,10 +257,14 @@ class DeltaBuilder:
         self._records += int(np.count_nonzero(simple))
         self._removals_of(chunk, simple & (r.value_status == ValueStatus.NULL))
         candidates = np.flatnonzero(simple)
-        values = _column_candidates(chunk, candidates, self._order(chunk, first_of_batch))
-        values["group"] = self._name_ids(chunk, values["group"])
-        values["topic"] = self._name_ids(chunk, values["topic"])
-        self._latest.add(values, _column_metadata(chunk, candidates))
+        self._latest.add(
+            self._name_ids(chunk, r.group[candidates]),
+            self._name_ids(chunk, r.topic[candidates]),
+            r.partition[candidates],
+            r.offset[candidates],
+            _column_fields(chunk, candidates, self._order(chunk, first_of_batch)),
+            lambda chosen: self._metadata_texts.of(chunk, candidates[chosen]),
+        )
         others = np.flatnonzero(read & ~simple)
         if len(others):
             self._one_by_one(chunk, others, first_of_batch)
@@ -293,11 +298,11 @@ class DeltaBuilder:
         rows = np.flatnonzero(tombstones)
         if not len(rows):
             return
-        groups = chunk.records.group[rows]
-        offsets = chunk.records.offset[rows]
-        for group_id in np.unique(groups).tolist():
+        ids, of_row = np.unique(chunk.records.group[rows], return_inverse=True)
+        lasts = np.full(len(ids), np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(lasts, of_row, chunk.records.offset[rows])
+        for group_id, last in zip(ids.tolist(), lasts.tolist(), strict=True):
             name = self._rows.text(chunk, group_id)
-            last = int(offsets[groups == group_id].max())
             self._removals[name] = max(self._removals.get(name, -1), last)
 
     def _one_by_one(
@@ -362,11 +367,15 @@ class DeltaBuilder:
             values = columns_of([commit])
             values["log_offset"][0], values["order"][0] = offset, order
             values["tombstone"] = np.array([commit is None])
-            values["group"] = np.array([self._name_id(k[0])], dtype=np.int32)
-            values["topic"] = np.array([self._name_id(k[1])], dtype=np.int32)
-            values["partition"] = np.array([k[2]], dtype=np.int32)
             metadata = ["" if commit is None else commit.metadata]
-            self._latest.add(values, lambda chosen: metadata)
+            self._latest.add(
+                np.array([self._name_id(k[0])], dtype=np.int32),
+                np.array([self._name_id(k[1])], dtype=np.int32),
+                np.array([k[2]], dtype=np.int32),
+                values["log_offset"],
+                lambda chosen: {name: values[name][chosen] for name in _WINNER_FIELDS},
+                lambda chosen: metadata,
+            )
 
     def _control(self, item: DecodedRecord, first_of_batch: int) -> None:
         control = item.control
@@ -475,12 +484,17 @@ class _LatestCommits:
 
     def add(
         self,
-        values: dict[str, npt.NDArray[Any]],
-        metadata: Callable[[npt.NDArray[np.intp]], list[str]],
+        group: npt.NDArray[np.int32],
+        topic: npt.NDArray[np.int32],
+        partition: npt.NDArray[np.int32],
+        log_offset: npt.NDArray[np.int64],
+        fields: Callable[[npt.NDArray[np.intp]], dict[str, npt.NDArray[Any]]],
+        metadata: Callable[[npt.NDArray[np.intp]], Sequence[str] | npt.NDArray[np.object_]],
     ) -> None:
-        """Candidates (``_COLUMNS``, in record order): each key keeps its latest.
-        ``metadata(rows)`` gives the metadata strings of the candidate rows that win."""
-        ids = self._key_ids(values["group"], values["topic"], values["partition"])
+        """Candidates, in record order, by key and log offset: each key keeps its latest.
+        ``fields(rows)`` gives the other columns (:data:`_WINNER_FIELDS`) of the candidate rows
+        that win, ``metadata(rows)`` their metadata strings: only winners are gathered."""
+        ids = self._key_ids(group, topic, partition)
         if not len(ids):
             return
         table = self._table
@@ -495,14 +509,22 @@ class _LatestCommits:
         )
         keys = np.flatnonzero(last >= 0)
         rows = last[keys]
-        newer = values["log_offset"][rows] > table["log_offset"][keys]
+        newer = log_offset[rows] > table["log_offset"][keys]
         keys, rows = keys[newer], rows[newer]
-        for name in _COLUMNS:
-            table[name][keys] = values[name][rows]
-        if len(rows):
-            winners = np.empty(len(rows), dtype=object)
-            winners[:] = metadata(rows)
-            table["metadata"][keys] = winners
+        if not len(rows):
+            return
+        for name, column in (
+            ("group", group),
+            ("topic", topic),
+            ("partition", partition),
+            ("log_offset", log_offset),
+        ):
+            table[name][keys] = column[rows]
+        for name, column in fields(rows).items():
+            table[name][keys] = column
+        winners = np.empty(len(rows), dtype=object)
+        winners[:] = metadata(rows)
+        table["metadata"][keys] = winners
 
     def result(self, names: tuple[str, ...]) -> CommitColumns:
         table = self._table
@@ -519,47 +541,59 @@ class _LatestCommits:
         )
 
 
-def _column_candidates(
+#: The columns of a winning candidate besides its key and log offset.
+_WINNER_FIELDS: Final = tuple(
+    name for name in _COLUMNS if name not in ("group", "topic", "partition", "log_offset")
+)
+
+
+def _column_fields(
     chunk: Chunk, rows: npt.NDArray[np.intp], order: npt.NDArray[np.int64]
-) -> dict[str, npt.NDArray[Any]]:
-    """The candidates of ``rows`` (decoded OffsetCommitKeys with an OK value or tombstone)."""
-    r = chunk.records
-    values = {name: getattr(r, column)[rows] for name, column in READER_COLUMNS.items()}
-    return {
-        **values,
-        "log_offset": r.offset[rows],
-        "order": order[rows],
-        "tombstone": r.value_status[rows] == ValueStatus.NULL,
-        "group": r.group[rows],
-        "topic": r.topic[rows],
-        "partition": r.partition[rows],
-    }
+) -> Callable[[npt.NDArray[np.intp]], dict[str, npt.NDArray[Any]]]:
+    """The :data:`_WINNER_FIELDS` of candidate rows (indexes into ``rows``, decoded
+    OffsetCommitKeys with an OK value or a tombstone)."""
 
-
-def _column_metadata(
-    chunk: Chunk, rows: npt.NDArray[np.intp]
-) -> Callable[[npt.NDArray[np.intp]], list[str]]:
-    """The metadata strings of candidate rows (indexes into ``rows``), Java-decoded."""
-
-    def metadata(chosen: npt.NDArray[np.intp]) -> list[str]:
+    def fields(chosen: npt.NDArray[np.intp]) -> dict[str, npt.NDArray[Any]]:
         picked = rows[chosen]
-        r, buffers = chunk.records, chunk.buffers
-        out = [""] * len(picked)  # most commits carry none
-        sizes = r.metadata_size[picked]
-        some = np.flatnonzero(sizes > 0)
-        decoded: dict[bytes, str] = {}  # metadata strings repeat (client names)
-        for i, buffer, start, size in zip(
-            some.tolist(),
-            r.buffer[picked[some]].tolist(),
-            r.metadata_start[picked[some]].tolist(),
-            sizes[some].tolist(),
-            strict=True,
-        ):
-            raw = bytes(buffers[buffer][start : start + size])
-            text = decoded.get(raw)
-            if text is None:
-                text = decoded[raw] = java_utf8(raw)
-            out[i] = text
-        return out
+        r = chunk.records
+        return {
+            **{name: getattr(r, column)[picked] for name, column in READER_COLUMNS.items()},
+            "order": order[picked],
+            "tombstone": r.value_status[picked] == ValueStatus.NULL,
+        }
 
-    return metadata
+    return fields
+
+
+class _MetadataTexts:
+    """The commits' metadata strings of one segment, each distinct one Java-decoded once (they
+    repeat: client names), interned in C from the chunks' buffers."""
+
+    def __init__(self) -> None:
+        self._raw = _native.StringTable()
+        self._texts: npt.NDArray[np.object_] = np.empty(0, dtype=object)
+
+    def of(self, chunk: Chunk, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.object_]:
+        """The metadata string of each of ``rows`` (decoded commits of ``chunk``)."""
+        r = chunk.records
+        out = np.full(len(rows), "", dtype=object)  # most commits carry none
+        sizes = r.metadata_size[rows]
+        some = np.flatnonzero(sizes > 0)
+        if not len(some):
+            return out
+        picked = rows[some]
+        ids = np.empty(len(some), dtype=np.int32)
+        count = self._raw.intern_slices(
+            chunk.buffers,
+            np.ascontiguousarray(r.buffer[picked]),
+            np.ascontiguousarray(r.metadata_start[picked]),
+            np.ascontiguousarray(sizes[some]),
+            ids,
+        )
+        known = len(self._texts)
+        if count > known:
+            new = np.empty(count - known, dtype=object)
+            new[:] = [java_utf8(self._raw[i]) for i in range(known, count)]
+            self._texts = np.concatenate([self._texts, new])
+        out[some] = self._texts[ids]
+        return out
