@@ -116,11 +116,23 @@ class _KeyIds:
 
     table: _native.KeyTable = field(default_factory=_native.KeyTable)
     strings: Interner = field(default_factory=Interner)
-    keys: list[tuple[int, int, int]] = field(default_factory=list)
+    #: by key id: its group's and topic's string ids and its partition
+    _triples: npt.NDArray[np.int32] = field(
+        default_factory=lambda: np.zeros((0, 3), dtype=np.int32)
+    )
+    _count: int = 0
 
     @property
     def names(self) -> list[str]:
         return self.strings.names
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def triples(self) -> npt.NDArray[np.int32]:
+        """(group string id, topic string id, partition) by key id."""
+        return self._triples[: self._count]
 
     def string_ids(self, names: tuple[str, ...]) -> npt.NDArray[np.int32]:
         return self.strings.ids(names)
@@ -140,24 +152,17 @@ class _KeyIds:
 
     def _intern(self, packed: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         ids = np.empty(len(packed), dtype=np.int32)
-        before = len(self.keys)
+        before = self._count
         count = self.table.ids(np.ascontiguousarray(packed), ids)
         if count > before:
+            if count > len(self._triples):
+                grown = np.zeros((max(count, 2 * len(self._triples), 1024), 3), dtype=np.int32)
+                grown[:before] = self._triples[:before]
+                self._triples = grown
             new = np.flatnonzero(ids >= before)
-            firsts = new[np.unique(ids[new], return_index=True)[1]]  # in id order
-            self.keys.extend(
-                zip(
-                    packed[firsts, 0].tolist(),
-                    packed[firsts, 1].tolist(),
-                    packed[firsts, 2].tolist(),
-                    strict=True,
-                )
-            )
+            self._triples[ids[new]] = packed[new, :3]  # a key's rows all hold the same triple
+            self._count = count
         return ids
-
-    def key(self, kid: int) -> tuple[str, str, int]:
-        g, t, p = self.keys[kid]
-        return self.names[g], self.names[t], p
 
 
 @dataclass
@@ -213,7 +218,7 @@ class GroupsFold:
         commits = delta.commits
         ids = self._keys.ids(commits)
         txn_ids = {self._keys.id_of(t.key): t for t in delta.transactional}
-        self._committed.grow(len(self._keys.keys))
+        self._committed.grow(len(self._keys))
         touched = set(txn_ids) | {kid for pending in self._pending.values() for kid in pending}
         in_sequence = (
             np.isin(ids, np.fromiter(touched, dtype=np.int32, count=len(touched)))
@@ -355,11 +360,11 @@ class GroupsFold:
         from the columns in one sweep (the keys ordered with numpy, then one tuple each)."""
         c = self._committed
         keys = self._keys
-        present = np.flatnonzero(c.present[: len(keys.keys)])
+        present = np.flatnonzero(c.present[: len(keys)])
         if not len(present):
             return {}
         names = keys.names
-        triples = np.array(keys.keys, dtype=np.int64).reshape(-1, 3)[present]
+        triples = keys.triples[present].astype(np.int64)
         # each string's rank in sorted order, so that keys sort by (group, topic, partition)
         rank = np.empty(len(names), dtype=np.int64)
         rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
