@@ -28,6 +28,7 @@ from typing import Protocol
 
 from offsets_auditor.audit.alternatives import with_cleaner_alternatives, with_startup_alternatives
 from offsets_auditor.audit.broker_history import broker_history, read_broker_logs
+from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.damage import damage_findings, place_of
 from offsets_auditor.audit.group_recovery import GroupsPlan, collect, plan
 from offsets_auditor.audit.partition import (
@@ -113,6 +114,7 @@ class SegmentResult:
     delta: GroupsDelta | None
 
 
+@cyclic_gc_paused()
 def read_segment_result(
     partition: PartitionDir,
     segment: Segment,
@@ -186,6 +188,7 @@ class FoldedPartition:
         return replace(self, scan=replace(self.scan, columns=(), key_ids=()))
 
 
+@cyclic_gc_paused()
 def fold_segments(
     work: LogDirWork,
     partition: PartitionDir,
@@ -208,6 +211,7 @@ def fold_segments(
     return FoldedPartition(partition, scan, fold.result() if fold is not None else None)
 
 
+@cyclic_gc_paused()
 def emulate_folded(
     work: LogDirWork,
     folded: FoldedPartition,
@@ -223,6 +227,7 @@ def emulate_folded(
     return None if e is None else replace(e, scan=folded.light().scan)
 
 
+@cyclic_gc_paused()
 def finish_partition(
     work: LogDirWork,
     folded: FoldedPartition,
@@ -297,6 +302,7 @@ def audit_partition(
 # -- C. per log dir -----------------------------------------------------------------------
 
 
+@cyclic_gc_paused()
 def conclude(
     audit_plan: AuditPlan,
     work: LogDirWork,
