@@ -52,6 +52,48 @@ def test_string_table_interns_in_first_seen_order() -> None:
         table[len(table)]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40), max_size=100))
+def test_string_table_tells_apart_strings_one_byte_apart(strings: list[bytes]) -> None:
+    # the table hashes and compares in whole words with overlapping tails: every length and
+    # every byte position must still tell two strings apart
+    variants = []
+    for s in strings:
+        variants.append(s)
+        variants.extend(s[:i] + bytes([s[i] ^ 1]) + s[i + 1 :] for i in range(len(s)))
+        variants.append(s + b"\x00")
+    first: dict[bytes, int] = {}
+    expected = [first.setdefault(v, len(first)) for v in variants]
+    table = _native.StringTable()
+    assert [table.intern(v) for v in variants] == expected
+    assert [table[i] for i in range(len(table))] == list(first)
+
+
+def test_intern_slices_interns_each_rows_bytes() -> None:
+    table = _native.StringTable()
+    buffers = (b"xxclient-1yy", memoryview(b"client-1client-2"))
+    out = np.empty(4, dtype=np.int32)
+
+    def rows(buffer: list[int], start: list[int], size: list[int]) -> int:
+        return table.intern_slices(
+            buffers,
+            np.array(buffer, dtype=np.int16),
+            np.array(start, dtype=np.int64),
+            np.array(size, dtype=np.int32),
+            out[: len(buffer)],
+        )
+
+    assert rows([0, 1, 1, 0], [2, 0, 8, 0], [8, 8, 8, 0]) == 3
+    assert out.tolist() == [0, 0, 1, 2]
+    assert table[0] == b"client-1" and table[1] == b"client-2" and table[2] == b""
+    with pytest.raises(IndexError):
+        rows([1], [9], [8])  # past the buffer's end
+    with pytest.raises(IndexError):
+        rows([2], [0], [1])  # no such buffer
+    with pytest.raises(ValueError):
+        table.intern_slices(buffers, np.zeros(1, np.int32), np.zeros(1), np.zeros(1), out[:1])
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.binary(min_size=16, max_size=16), max_size=300))
 def test_key_table_ids_are_first_seen_order(digests: list[bytes]) -> None:
