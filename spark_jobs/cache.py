@@ -61,11 +61,13 @@ def segment_key(source: fs.ReadOnlyFile, size: int, mtime_ms: int, context: str)
     return digest.hexdigest()
 
 
-#: An entry: ``_MAGIC``, the pickle's length and the number of buffers (``_HEAD``), each
-#: buffer's length, then the pickle and the buffers, each at a multiple of ``_ALIGN``.
+#: An entry: ``_MAGIC`` and the number of parts (``_HEAD``); per part, its pickle's length and
+#: number of buffers (``_PART``) and each buffer's length; then each part's pickle and buffers,
+#: each at a multiple of ``_ALIGN``. A part is loaded without unpickling the others.
 _SUFFIX: Final = ".res"
-_MAGIC: Final = b"OARES001"
-_HEAD: Final = struct.Struct("<8sQQ")
+_MAGIC: Final = b"OARES002"
+_HEAD: Final = struct.Struct("<8sQ")
+_PART: Final = struct.Struct("<QQ")
 _LENGTH: Final = struct.Struct("<Q")
 _ALIGN: Final = 64
 
@@ -74,25 +76,30 @@ def exists(cache: Path, key: str) -> bool:
     return (cache / f"{key}{_SUFFIX}").is_file()
 
 
-def store(cache: Path, key: str, value: Any) -> bool:
-    """Keep ``value`` under ``key`` (its numpy arrays written as they are, out of the pickle,
-    so that :func:`load` maps them instead of copying); False when the cache cannot be
-    written."""
+def store(cache: Path, key: str, *parts: Any) -> bool:
+    """Keep ``parts`` under ``key``, each pickled apart (so that :func:`load` takes one
+    without the others) with its numpy arrays written as they are, out of the pickle (so that
+    :func:`load` maps them instead of copying); False when the cache cannot be written."""
     buffers: list[pickle.PickleBuffer] = []
-    data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
-    raws = [b.raw() for b in buffers]
+    index = [_HEAD.pack(_MAGIC, len(parts))]
+    sections: list[bytes | memoryview] = []
+    for part in parts:
+        mine: list[pickle.PickleBuffer] = []
+        data = pickle.dumps(part, protocol=5, buffer_callback=mine.append)
+        buffers.extend(mine)
+        raws = [b.raw() for b in mine]
+        index.append(_PART.pack(len(data), len(raws)))
+        index.extend(_LENGTH.pack(raw.nbytes) for raw in raws)
+        sections.extend([data, *raws])
     target = cache / f"{key}{_SUFFIX}"
     tmp = cache / f".{key}.{os.getpid()}.tmp"
     try:
         cache.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as out:
-            out.write(_HEAD.pack(_MAGIC, len(data), len(raws)))
-            for raw in raws:
-                out.write(_LENGTH.pack(raw.nbytes))
-            parts: list[bytes | memoryview] = [data, *raws]
-            for part in parts:
+            out.write(b"".join(index))
+            for section in sections:
                 out.write(b"\0" * (-out.tell() % _ALIGN))
-                out.write(part)
+                out.write(section)
         os.replace(tmp, target)
         return True
     except OSError:
@@ -104,10 +111,10 @@ def store(cache: Path, key: str, value: Any) -> bool:
             b.release()
 
 
-def load(cache: Path, key: str) -> Any | None:
-    """The value kept under ``key``, its arrays read-only views of the entry's pages (mapped,
-    not read: the kernel pages them in as they are used, and may drop them again); None when
-    the entry is gone or unreadable."""
+def load(cache: Path, key: str, part: int = 0) -> Any | None:
+    """Part ``part`` of what is kept under ``key``, its arrays read-only views of the entry's
+    pages (mapped, not read: the kernel pages them in as they are used, and may drop them
+    again); None when the entry is gone or unreadable."""
     try:
         with open(cache / f"{key}{_SUFFIX}", "rb") as f:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -115,17 +122,26 @@ def load(cache: Path, key: str) -> Any | None:
         return None
     view = memoryview(mapped)
     try:
-        magic, length, count = _HEAD.unpack_from(view)
-        if magic != _MAGIC:
+        magic, count = _HEAD.unpack_from(view)
+        if magic != _MAGIC or not 0 <= part < count:
             return None
-        sizes = [_LENGTH.unpack_from(view, _HEAD.size + i * _LENGTH.size)[0] for i in range(count)]
-        at = _HEAD.size + count * _LENGTH.size
-        parts = []
-        for size in (length, *sizes):
+        at = _HEAD.size
+        sizes: list[list[int]] = []  # per part: its pickle's length, then its buffers'
+        for _ in range(count):
+            length, buffers = _PART.unpack_from(view, at)
+            at += _PART.size
+            lengths = [_LENGTH.unpack_from(view, at + i * _LENGTH.size)[0] for i in range(buffers)]
+            at += buffers * _LENGTH.size
+            sizes.append([length, *lengths])
+        for before in sizes[:part]:
+            for size in before:
+                at += -at % _ALIGN + size
+        sections = []
+        for size in sizes[part]:
             at += -at % _ALIGN
-            parts.append(view[at : at + size])
+            sections.append(view[at : at + size])
             at += size
-        return pickle.loads(parts[0], buffers=parts[1:])
+        return pickle.loads(sections[0], buffers=sections[1:])
     except (struct.error, pickle.UnpicklingError, EOFError, ValueError):
         return None
 

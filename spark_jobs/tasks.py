@@ -36,7 +36,8 @@ from offsets_auditor.audit.stages import (
     read_segment_result,
 )
 from offsets_auditor.cleaner.arrays import FileArrays, in_memory
-from offsets_auditor.cleaner.spilled_columns import SpilledColumns
+from offsets_auditor.cleaner.segment_facts import CleanerColumns
+from offsets_auditor.cleaner.spilled_columns import SpilledColumns, empty_columns
 from offsets_auditor.cli.internal_error import one_line
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.reading import segment_label
@@ -161,9 +162,26 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
                 lambda _p, _s: ctx.read.source(source, label),
                 SpilledColumns(scratch) if scratch is not None else None,
             )
-            if cache.store(cache_dir, key, result):
+            if store_result(cache_dir, key, result):
                 return {**row, "status": OK, "cache_key": key}
             return {**row, "status": OK, "result": cache.dumps(result)}
+
+
+def store_result(cache_dir: Path, key: str, result: SegmentResult) -> bool:
+    """A segment's result kept in two parts: its cleaner columns, then the rest, so that an
+    emulation task loads the columns alone (the rest, its groups' delta, is many Python
+    objects to unpickle)."""
+    rest = replace(result, facts=replace(result.facts, columns=empty_columns()))
+    return cache.store(cache_dir, key, result.facts.columns, rest)
+
+
+def load_result(cache_dir: Path, key: str) -> SegmentResult | None:
+    """What :func:`store_result` kept (None: gone or unreadable)."""
+    columns: CleanerColumns | None = cache.load(cache_dir, key, 0)
+    rest: SegmentResult | None = cache.load(cache_dir, key, 1)
+    if columns is None or rest is None:
+        return None
+    return replace(rest, facts=replace(rest.facts, columns=columns))
 
 
 def _failed_segment(task: SegmentTask, error: Exception) -> dict[str, Any]:
@@ -222,7 +240,7 @@ def fold(ctx: Context, table: pa.Table) -> pa.Table:
             result = (
                 cache.loads(r["result"])
                 if r["result"] is not None
-                else cache.load(cache_dir, r["cache_key"])
+                else load_result(cache_dir, r["cache_key"])
             )
             if result is None:
                 raise _EntryGone(r["cache_key"])
@@ -331,10 +349,10 @@ def emulate_task(ctx: Context, task: EmulationTask) -> dict[str, Any]:
     cache_dir = Path(ctx.cache_dir)
     columns = []
     for key in task.segment_keys:
-        result: SegmentResult | None = cache.load(cache_dir, key)
-        if result is None:
+        part: CleanerColumns | None = cache.load(cache_dir, key, 0)  # see store_result
+        if part is None:
             return row
-        columns.append(result.facts.columns)
+        columns.append(part)
     folded = replace(folded, scan=replace(folded.scan, columns=tuple(columns)))
     plan, work = ctx.plans[task.input], ctx.works[task.input]
     with cache.scratch(cache_dir) as scratch:

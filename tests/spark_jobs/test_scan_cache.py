@@ -14,6 +14,7 @@ from offsets_auditor.cleaner.spilled_columns import SpilledColumns
 from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 from offsets_auditor.reader.reading import DEFAULT_READ
 from spark_jobs import cache
+from spark_jobs.tasks import load_result, store_result
 from tests.conftest import FIXTURES
 
 LOG_DIR = FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs"
@@ -28,9 +29,9 @@ def test_a_spilled_result_is_stored_and_mapped_back(tmp_path: Path) -> None:
         spilled = read_segment_result(
             partition, segment, None, DEFAULT_READ.segment, SpilledColumns(scratch)
         )
-        assert cache.store(tmp_path, "k", spilled)
+        assert store_result(tmp_path, "k", spilled)
     assert not scratch.exists()
-    loaded = cache.load(tmp_path, "k")
+    loaded = load_result(tmp_path, "k")
     assert loaded is not None and expected.facts.columns.records > 1000
     assert loaded.facts.stats == expected.facts.stats
     assert loaded.facts.writers == expected.facts.writers
@@ -39,6 +40,19 @@ def test_a_spilled_result_is_stored_and_mapped_back(tmp_path: Path) -> None:
         assert np.array_equal(column, getattr(expected.facts.columns, name)), name
     offsets = loaded.facts.columns.offset
     assert not offsets.flags.writeable and not offsets.flags.owndata  # a view of the entry
+    columns = cache.load(tmp_path, "k", 0)  # what an emulation task loads: the columns alone
+    assert np.array_equal(columns.offset, expected.facts.columns.offset)
+
+
+def test_an_entry_s_parts_load_apart(tmp_path: Path) -> None:
+    assert cache.store(tmp_path, "k", {"a": np.arange(3)}, ("rest", np.arange(5.0)), "third")
+    assert cache.load(tmp_path, "k", 0)["a"].tolist() == [0, 1, 2]
+    name, values = cache.load(tmp_path, "k", 1)
+    assert name == "rest" and values.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert cache.load(tmp_path, "k", 2) == "third" and cache.load(tmp_path, "k", 3) is None
+    entry = tmp_path / "k.res"
+    entry.write_bytes(entry.read_bytes()[:100])  # cut short: unreadable, not a crash
+    assert cache.load(tmp_path, "k", 1) is None
 
 
 def test_prune_removes_unused_entries_and_leftover_scratch(tmp_path: Path) -> None:
