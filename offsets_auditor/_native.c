@@ -596,6 +596,14 @@ done:
     return result;
 }
 
+/* digests() -> bytes: the table's digests in id order, 16 bytes each. */
+static PyObject *
+KeyTable_digests(KeyTable *t, PyObject *unused)
+{
+    (void)unused;
+    return PyBytes_FromStringAndSize((const char *)t->digests, (Py_ssize_t)(t->count * MD5_SIZE));
+}
+
 static Py_ssize_t
 KeyTable_len(KeyTable *t)
 {
@@ -606,6 +614,8 @@ static PyMethodDef KeyTable_methods[] = {
     {"ids", (PyCFunction)KeyTable_ids, METH_VARARGS,
      "ids(digests, out, insert=True) -> count: the int32 id of every 16-byte digest into out\n"
      "(new digests get the next ids in order when insert, else -1); returns the table size."},
+    {"digests", (PyCFunction)KeyTable_digests, METH_NOARGS,
+     "digests() -> bytes: the digests in id order, 16 bytes each."},
     {NULL, NULL, 0, NULL},
 };
 

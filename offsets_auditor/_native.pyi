@@ -100,6 +100,8 @@ class KeyTable:
     ) -> int:
         """The id of each digest into ``out`` (int32; -1 for an absent one when not
         ``insert``); returns the table's size."""
+    def digests(self) -> bytes:
+        """The table's digests in id order, 16 bytes each."""
     def __len__(self) -> int: ...
 
 class Reader:

@@ -223,7 +223,7 @@ def fold_partition(
             txns.replay(batch)
         writers.add(fact)
         columns.append(fact.columns)
-        key_ids.append(_key_ids(keys, fact.columns, arrays))
+        key_ids.append(_key_ids(keys, fact, arrays))
         total += stats.records
     if infos and infos[-1].damage is not None and infos[-1].damage.error.framing is not None:
         # the tail of the active segment: a running broker's cleaner reads up to the size of
@@ -245,16 +245,18 @@ def fold_partition(
     )
 
 
-def _key_ids(
-    keys: _native.KeyTable, columns: CleanerColumns, arrays: Arrays
-) -> npt.NDArray[np.int32]:
-    """Each record's key id (-1: no key), interned in record order, a window at a time."""
+def _key_ids(keys: _native.KeyTable, fact: SegmentFacts, arrays: Arrays) -> npt.NDArray[np.int32]:
+    """Each record's key id in the partition (-1: no key): the segment's keys interned in their
+    first-seen order (``SegmentFacts.key_digests``), then each record's segment key id mapped
+    to it, a window at a time."""
+    columns = fact.columns
+    partition_id = np.empty(len(fact.key_digests) + 1, dtype=np.int32)
+    keys.ids(np.ascontiguousarray(fact.key_digests), partition_id[:-1])
+    partition_id[-1] = -1  # what a record without key (segment key id -1) maps to
     ids = arrays(columns.records, np.int32, -1)
     for start in range(0, columns.records, WINDOW_RECORDS):
         window = slice(start, start + WINDOW_RECORDS)
-        mine = ids[window]
-        keys.ids(np.ascontiguousarray(columns.digest[window]), mine)
-        mine[~columns.keyed[window]] = -1
+        ids[window] = partition_id[columns.key[window]]
     return ids
 
 

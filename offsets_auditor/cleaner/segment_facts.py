@@ -29,9 +29,9 @@ from offsets_auditor.errors import ControlKeyError, DecodeError
 from offsets_auditor.reader.columns import (
     DIGEST_DTYPE,
     Chunk,
+    DigestArray,
     KeyStatus,
     ValueStatus,
-    empty_digests,
 )
 from offsets_auditor.reader.tables import GrowingColumns, Interner
 from offsets_auditor.records.control import control_key_problem
@@ -92,7 +92,8 @@ class WriterShares:
 class CleanerColumns:
     """The columns of one segment that the cleaner's passes read, records in file order.
 
-    Records: ``offset``, ``digest`` (MD5 of the raw key, zero for none), ``keyed``,
+    Records: ``offset``, ``key`` (the id of the record's key among the segment's keys, in
+    first-seen order of their MD5 digests, ``SegmentFacts.key_digests``; -1 for none), ``keyed``,
     ``tombstone`` (null value), ``weight`` (``8 + key bytes + value bytes``: the share of a
     batch a record is given when a rewritten batch's size is estimated), ``batch`` (index into
     the batch columns). Batches: ``size``, ``magic``, ``codec``, ``control``,
@@ -101,7 +102,7 @@ class CleanerColumns:
     ``first_record``, ``records``."""
 
     offset: npt.NDArray[np.int64]
-    digest: npt.NDArray[np.void]
+    key: npt.NDArray[np.int32]
     keyed: npt.NDArray[np.bool_]
     tombstone: npt.NDArray[np.bool_]
     weight: npt.NDArray[np.int32]
@@ -139,6 +140,11 @@ class SegmentFacts:
     writers: WriterShares
     producer_batches: tuple[ProducerBatch, ...]
     columns: CleanerColumns
+    #: the MD5 digest of each of the segment's keys (``CleanerColumns.key``), in first-seen
+    #: order, a record without key counted as the zero digest where it first occurs: the
+    #: partition's key ids are these interned segment after segment (``partition_scan``), as
+    #: if every record's digest had been, in order
+    key_digests: DigestArray
     errors: tuple[DecodeError, ...]
     #: the first error the cleaner's reads of this segment fail on
     damage: CleanerDamage | None = None
@@ -317,6 +323,8 @@ class _FactsBuilder:
     writers: _SegmentWriters = field(default_factory=_SegmentWriters)
     strings: Any = None
     damage: CleanerDamage | None = None
+    #: the segment's keys by digest (what ``CleanerColumns.key`` numbers)
+    keys: _native.KeyTable = field(default_factory=_native.KeyTable)
 
     def error(self, error: DecodeError, entries_before: int | None = None) -> None:
         self.errors.append(error)
@@ -333,7 +341,7 @@ class _FactsBuilder:
         self._stats(chunk, starts)
         self._producers(chunk, starts)
         self._writers(chunk)
-        self.columns.add(_cleaner_columns(chunk))
+        self.columns.add(_cleaner_columns(chunk, self.keys))
 
     def _control_keys(self, chunk: Chunk, starts: npt.NDArray[np.bool_]) -> None:
         """A control batch whose first record's key Kafka's ``ControlRecordType.parse``
@@ -453,24 +461,28 @@ class _FactsBuilder:
             writers=self.writers.result(self.strings),
             producer_batches=tuple(self.producer_batches),
             columns=self.columns.result(),
+            key_digests=np.frombuffer(self.keys.digests(), dtype=DIGEST_DTYPE),
             errors=tuple(self.errors),
             damage=self.damage,
         )
 
 
-def _cleaner_columns(chunk: Chunk) -> CleanerColumns:
+def _cleaner_columns(chunk: Chunk, keys: _native.KeyTable) -> CleanerColumns:
     """The cleaner's columns of one chunk: batch indices are the segment's entry ordinals,
     ``batch_first_record`` the segment's record ordinals (records of a segment's chunks, one
-    after the other, are numbered by those)."""
+    after the other, are numbered by those), key ids those of ``keys``, the segment's."""
     r, b = chunk.records, chunk.batches
     starts = b.continued == 0
     batch_index = b.ordinal[r.batch]
     control_type = _first_control_types(chunk)
     keyed = r.key_size >= 0
     weight = 8 + np.maximum(r.key_size, 0) + np.maximum(r.value_size, 0)
+    key = np.empty(len(r), dtype=np.int32)
+    keys.ids(np.ascontiguousarray(r.digest), key)  # every digest, a missing key's zero too
+    key[~keyed] = -1
     return CleanerColumns(
         offset=r.offset,
-        digest=r.digest,
+        key=key,
         keyed=keyed,
         tombstone=r.value_size < 0,
         weight=weight,
@@ -509,7 +521,7 @@ def join_columns(parts: list[CleanerColumns]) -> CleanerColumns:
     arrays: dict[str, Any] = {
         name: np.concatenate([getattr(p, name) for p in parts])
         if parts
-        else (empty_digests() if name == "digest" else np.zeros(0, dtype=dtype))
+        else np.zeros(0, dtype=dtype)
         for name, dtype in COLUMN_DTYPES.items()
     }
     return CleanerColumns(**arrays)
@@ -518,7 +530,7 @@ def join_columns(parts: list[CleanerColumns]) -> CleanerColumns:
 #: Each column's dtype.
 COLUMN_DTYPES: Final[dict[str, Any]] = {
     "offset": np.int64,
-    "digest": DIGEST_DTYPE,
+    "key": np.int32,
     "keyed": np.bool_,
     "tombstone": np.bool_,
     "weight": np.int32,
