@@ -22,6 +22,7 @@ partitions being read and folded, and is removed as each partition is done.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import shutil
@@ -36,6 +37,7 @@ from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import TypeVar
 
+from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.group_recovery import GroupsPlan
 from offsets_auditor.audit.partition import BrokerAudit, Emulated
 from offsets_auditor.audit.plan import AuditPlan
@@ -100,6 +102,7 @@ def audit_log_dir_on(
     return audit_log_dir_in_parallel(log_dir_work(path, audit_plan), audit_plan, read, jobs)
 
 
+@cyclic_gc_paused()
 def audit_log_dir_in_parallel(
     work: LogDirWork, audit_plan: AuditPlan, read: ReadOptions, jobs: int
 ) -> BrokerAudit:
@@ -128,7 +131,7 @@ def audit_log_dir_in_parallel(
         shutil.rmtree(q.spill, ignore_errors=True)
 
     try:
-        with multiprocessing.get_context("fork").Pool(jobs, _ignore_interrupts) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, _stage_worker) as pool:
             for index, listed in enumerate(offsets_partitions(work.model)):
                 stack = ExitStack()  # the snapshot's files stay open until it is folded
                 snapshot = stack.enter_context(
@@ -256,6 +259,13 @@ def _forked_map(function: Callable[[_In], _Out], items: Sequence[_In], jobs: int
                 raise RuntimeError(f"emulation in a forked process failed: {value}")
             results.append(value)
     return results
+
+
+def _stage_worker() -> None:
+    """A pool process: it runs stage A only, with the cyclic collector off as the stages run
+    (``audit.collector``), between them too (it lives for one audit)."""
+    _ignore_interrupts()
+    gc.disable()
 
 
 def _ignore_interrupts() -> None:
