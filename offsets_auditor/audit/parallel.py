@@ -16,7 +16,7 @@ files of the scratch directory too (``cleaner.arrays.FileArrays``). A big partit
 several configs (the versions of a detected range whose cleaners differ) has each config's
 emulation in a process forked for it once the partition is folded. Stage C is the same.
 
-The scratch directory (``tempfile``'s: ``TMPDIR``) takes about 50 bytes per record of the
+The scratch directory (``tempfile``'s: ``TMPDIR``) takes about 40 bytes per record of the
 partitions being read and folded, and is removed as each partition is done.
 """
 

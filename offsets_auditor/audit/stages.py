@@ -413,7 +413,7 @@ def conclude(
 
 #: A partition listed at this many bytes or more keeps its per-record columns and state in
 #: scratch files (``tempfile``'s dir: ``TMPDIR``) rather than in memory, as ``audit --jobs N``
-#: always does: the audit's memory stays bounded whatever the partition's size (about 50
+#: always does: the audit's memory stays bounded whatever the partition's size (about 40
 #: bytes of scratch per record, removed once the partition is done).
 SPILL_BYTES = 256 * 1024 * 1024
 

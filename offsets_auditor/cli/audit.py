@@ -121,7 +121,7 @@ def register(subparsers: Any) -> None:
         help="processes that read segments, every segment of every partition in parallel"
         f" (default: the cores this process may use, here {default_jobs()}); 1 reads them in"
         " this process. With more than 1, segments' columns go to a scratch directory under"
-        " TMPDIR (about 50 bytes per record of the partitions in flight)",
+        " TMPDIR (about 40 bytes per record of the partitions in flight)",
     )
     add_reader_option(parser)
     parser.set_defaults(handler=run)
