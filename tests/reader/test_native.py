@@ -9,8 +9,10 @@ import subprocess
 import sysconfig
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from crc32c import crc32c
 from hypothesis import given, settings
@@ -92,6 +94,103 @@ def test_intern_slices_interns_each_rows_bytes() -> None:
         rows([2], [0], [1])  # no such buffer
     with pytest.raises(ValueError):
         table.intern_slices(buffers, np.zeros(1, np.int32), np.zeros(1), np.zeros(1), out[:1])
+
+
+@st.composite
+def _windows(draw: st.DrawFn) -> dict[str, object]:
+    """A window of records in batches, an offset map and the cleaner's switches."""
+    batches = draw(st.integers(1, 6))
+    n = draw(st.integers(0, 40))
+    keys = draw(st.integers(0, 8))
+    records = st.lists(st.booleans(), min_size=n, max_size=n)
+    per_batch = st.lists(st.booleans(), min_size=batches, max_size=batches)
+
+    def ints(low: int, high: int, size: int, dtype: Any) -> npt.NDArray[Any]:
+        return np.array(draw(st.lists(st.integers(low, high), min_size=size, max_size=size)), dtype)
+
+    return {
+        "batch": np.sort(ints(0, batches - 1, n, np.int32)),
+        "weight": ints(8, 500, n, np.int32),
+        "offset": ints(-3, 12, n, np.int64),  # small: offsets meet stored ones
+        "ids": ints(-1, keys - 1, n, np.int32),
+        "keyed": np.array(draw(records), np.bool_),
+        "tombstone": np.array(draw(records), np.bool_),
+        "alive": np.array(draw(records), np.bool_),
+        "control": np.array(draw(per_batch), np.bool_),
+        "discard": np.array(draw(per_batch), np.bool_),
+        "dropped": np.array(draw(per_batch), np.bool_),
+        "stored": ints(-2, 12, keys, np.int64),
+        "latest": draw(st.integers(-1, 12)),
+        "legacy": draw(st.booleans()),
+        "from_found": draw(st.booleans()),
+        "retain_deletes": draw(st.booleans()),
+    }  # fmt: skip
+
+
+def _retained_in_numpy(w: dict[str, Any]) -> tuple[Any, ...]:
+    """The retention rules as whole-array numpy (how ``cleaner/retention.py`` applied them
+    before ``_native.retain``)."""
+    batch, weight, offset, ids = w["batch"], w["weight"], w["offset"], w["ids"]
+    keyed, tombstone, alive, control = w["keyed"], w["tombstone"], w["alive"], w["control"]
+    discard, dropped, stored = w["discard"], w["dropped"], w["stored"]
+    nb = len(control)
+
+    def sums(mask: Any) -> list[Any]:
+        return [
+            np.bincount(batch[mask], minlength=nb),
+            np.bincount(batch[mask], weights=weight[mask], minlength=nb).astype(np.int64),
+        ]
+
+    n_live, w_live = sums(alive)
+    w_all = np.bincount(batch, weights=weight, minlength=nb).astype(np.int64)
+    alive = alive & ~dropped[batch]
+    evaluated = alive & ~discard[batch]
+    found = np.where(ids >= 0, stored[np.maximum(ids, 0)], -1) if len(stored) else ids * 0 - 1
+    rule_1 = np.zeros(len(offset), np.bool_) if w["legacy"] else offset > w["latest"]
+    considered = evaluated & ~rule_1
+    invalid = considered & ~keyed
+    newer = considered & keyed & (offset < found)
+    if not w["from_found"]:
+        newer &= found >= 0
+    expired = considered & keyed & ~newer & tombstone & (not w["retain_deletes"])
+    keep = evaluated & (rule_1 | (keyed & ~newer & ~expired))
+    n_kept, w_kept = sums(keep)
+    counts = (
+        int(np.count_nonzero(invalid)),
+        int(np.count_nonzero(expired)),
+        int(np.count_nonzero(keep & tombstone & ~control[batch])),
+        int(np.count_nonzero(alive & discard[batch])),
+    )
+    return counts, keep, np.array([n_live, w_live, w_all, n_kept, w_kept])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_windows())
+def test_retain_is_the_retention_rules(window: dict[str, Any]) -> None:
+    expected_counts, expected_alive, expected_sums = _retained_in_numpy(window)
+    alive = window["alive"].copy()
+    sums = np.full((5, len(window["control"])), 99, dtype=np.int64)
+    counts = _native.retain(
+        window["batch"], window["weight"], window["offset"], window["ids"], window["keyed"],
+        window["tombstone"], alive, window["control"], window["discard"], window["dropped"],
+        window["stored"], window["latest"], window["legacy"], window["from_found"],
+        window["retain_deletes"], sums,
+    )  # fmt: skip
+    assert counts == expected_counts
+    assert alive.tolist() == expected_alive.tolist()
+    assert sums.tolist() == expected_sums.tolist()
+
+
+def test_retain_refuses_what_does_not_fit() -> None:
+    one = np.zeros(1, np.int32)
+    flags, batch_flags, sums = np.ones(1, np.bool_), np.zeros(1, np.bool_), np.zeros(5, np.int64)
+    args = [one, one, np.zeros(1, np.int64), one, flags, flags, flags.copy()]
+    with pytest.raises(IndexError):  # key id 0 of an empty map
+        _native.retain(*args, batch_flags, batch_flags, batch_flags, np.zeros(0, np.int64),
+                       -1, False, True, False, sums)  # fmt: skip
+    with pytest.raises(ValueError):  # sums of the wrong size
+        _native.retain(*args, batch_flags, batch_flags, batch_flags, np.zeros(1, np.int64),
+                       -1, False, True, False, np.zeros(4, np.int64))  # fmt: skip
 
 
 @settings(max_examples=100, deadline=None)
