@@ -117,22 +117,18 @@ class _KeyIds:
     table: _native.KeyTable = field(default_factory=_native.KeyTable)
     strings: Interner = field(default_factory=Interner)
     #: by key id: its group's and topic's string ids and its partition
-    _triples: npt.NDArray[np.int32] = field(
-        default_factory=lambda: np.zeros((0, 3), dtype=np.int32)
+    keys: GrowingColumns = field(
+        default_factory=lambda: GrowingColumns(
+            {"group": (np.int32, 0), "topic": (np.int32, 0), "partition": (np.int32, 0)}
+        )
     )
-    _count: int = 0
 
     @property
     def names(self) -> list[str]:
         return self.strings.names
 
     def __len__(self) -> int:
-        return self._count
-
-    @property
-    def triples(self) -> npt.NDArray[np.int32]:
-        """(group string id, topic string id, partition) by key id."""
-        return self._triples[: self._count]
+        return len(self.table)
 
     def string_ids(self, names: tuple[str, ...]) -> npt.NDArray[np.int32]:
         return self.strings.ids(names)
@@ -152,16 +148,13 @@ class _KeyIds:
 
     def _intern(self, packed: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         ids = np.empty(len(packed), dtype=np.int32)
-        before = self._count
+        before = len(self.table)
         count = self.table.ids(np.ascontiguousarray(packed), ids)
         if count > before:
-            if count > len(self._triples):
-                grown = np.zeros((max(count, 2 * len(self._triples), 1024), 3), dtype=np.int32)
-                grown[:before] = self._triples[:before]
-                self._triples = grown
-            new = np.flatnonzero(ids >= before)
-            self._triples[ids[new]] = packed[new, :3]  # a key's rows all hold the same triple
-            self._count = count
+            self.keys.reserve(count)
+            new = np.flatnonzero(ids >= before)  # a key's rows all hold the same triple
+            for column, name in enumerate(("group", "topic", "partition")):
+                self.keys[name][ids[new]] = packed[new, column]
         return ids
 
 
@@ -364,7 +357,9 @@ class GroupsFold:
         if not len(present):
             return {}
         names = keys.names
-        triples = keys.triples[present].astype(np.int64)
+        triples = np.stack(
+            [keys.keys[name][present] for name in ("group", "topic", "partition")], axis=1
+        ).astype(np.int64)
         # each string's rank in sorted order, so that keys sort by (group, topic, partition)
         rank = np.empty(len(names), dtype=np.int64)
         rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
