@@ -7,6 +7,8 @@ Here a key is its dense id among the partition's distinct digests (``PartitionSc
 the map is one array of offsets by key id; what it answers is the broker's (distinct raw keys are
 distinct digests, MD5 collisions aside, as for the broker). Its capacity is the broker's:
 ``maxDesiredMapSize`` entries (``capacity``), which the passes respect when they fill it.
+``SkimpyOffsetMap.get`` is the retention filter's lookup of ``offsets`` (-1 for a key absent
+or null: ``_native.retain``).
 """
 
 from __future__ import annotations
@@ -65,11 +67,3 @@ class OffsetMap:
         )
         if stop:
             self.latest_offset = int(offsets[stop - 1])
-
-    def get(self, ids: Ids) -> Offsets:
-        """The offset stored for each key (-1 when absent or the key is null, id -1), as
-        ``SkimpyOffsetMap.get`` answers."""
-        if not len(self.offsets):
-            return np.full(len(ids), -1, dtype=np.int64)
-        found = self.offsets[np.maximum(ids, 0)]
-        return np.where(ids >= 0, found, -1)
