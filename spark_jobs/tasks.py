@@ -175,9 +175,15 @@ def store_result(cache_dir: Path, key: str, result: SegmentResult) -> bool:
     return cache.store(cache_dir, key, result.facts.columns, rest)
 
 
+def load_columns(cache_dir: Path, key: str) -> CleanerColumns | None:
+    """The cleaner columns :func:`store_result` kept (None: gone or unreadable)."""
+    columns: CleanerColumns | None = cache.load(cache_dir, key, 0)
+    return columns
+
+
 def load_result(cache_dir: Path, key: str) -> SegmentResult | None:
     """What :func:`store_result` kept (None: gone or unreadable)."""
-    columns: CleanerColumns | None = cache.load(cache_dir, key, 0)
+    columns = load_columns(cache_dir, key)
     rest: SegmentResult | None = cache.load(cache_dir, key, 1)
     if columns is None or rest is None:
         return None
@@ -349,7 +355,7 @@ def emulate_task(ctx: Context, task: EmulationTask) -> dict[str, Any]:
     cache_dir = Path(ctx.cache_dir)
     columns = []
     for key in task.segment_keys:
-        part: CleanerColumns | None = cache.load(cache_dir, key, 0)  # see store_result
+        part = load_columns(cache_dir, key)
         if part is None:
             return row
         columns.append(part)
