@@ -283,14 +283,14 @@ class _WriterTotals:
         ids = self.groups.ids(w.groups)
         t = self.table
         t.reserve(len(self.groups))
-        t["records"][ids] += np.array(w.records, dtype=np.int64)
-        first = np.array(w.first_timestamp, dtype=np.int64)
+        t["records"][ids] += w.records
+        first = w.first_timestamp
         known = t["first_timestamp"][ids]
         t["first_timestamp"][ids] = np.where(
             first < 0, known, np.where(known < 0, first, np.minimum(known, first))
         )
         last = t["last_timestamp"]
-        last[ids] = np.maximum(last[ids], np.array(w.last_timestamp, dtype=np.int64))
+        last[ids] = np.maximum(last[ids], w.last_timestamp)
         for count, sizes in w.shares:
             column = self.shares.get(count)
             if column is None or len(column) < t.capacity:
@@ -298,7 +298,7 @@ class _WriterTotals:
                 if column is not None:
                     grown[: len(column)] = column
                 column = self.shares[count] = grown
-            column[ids] += np.array(sizes, dtype=np.int64)
+            column[ids] += sizes
 
     def result(self) -> dict[str, GroupWrites]:
         """Bytes are each record's share of its batch (batch size / records in it), summed

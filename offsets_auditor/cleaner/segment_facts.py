@@ -72,20 +72,36 @@ class ProducerBatch:
     max_timestamp: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class WriterShares:
     """Per group id (the key's raw group bytes, decoded like ``bytes.decode("utf-8",
     "replace")``), in order of first appearance in the segment: records, the byte shares as
     exact parts, and the first and last commit timestamps (-1 when unknown). ``shares``: for
     each count of records in a batch (ascending), the sum of the sizes of such batches over
     each group's records in them (a record's share of its batch is the batch's size over its
-    records), in ``groups``' order."""
+    records), in ``groups``' order. The numbers are int64 arrays (the partition's fold adds
+    them up with numpy)."""
 
     groups: tuple[str, ...]
-    records: tuple[int, ...]
-    shares: tuple[tuple[int, tuple[int, ...]], ...]
-    first_timestamp: tuple[int, ...]
-    last_timestamp: tuple[int, ...]
+    records: npt.NDArray[np.int64]
+    shares: tuple[tuple[int, npt.NDArray[np.int64]], ...]
+    first_timestamp: npt.NDArray[np.int64]
+    last_timestamp: npt.NDArray[np.int64]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WriterShares):
+            return NotImplemented
+        return (
+            self.groups == other.groups
+            and all(
+                np.array_equal(getattr(self, name), getattr(other, name))
+                for name in ("records", "first_timestamp", "last_timestamp")
+            )
+            and [(c, s.tolist()) for c, s in self.shares]
+            == [(c, s.tolist()) for c, s in other.shares]
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,10 +292,10 @@ class _SegmentWriters:
         group = interner.ids(names)
         n = len(interner)
 
-        def merged(column: npt.NDArray[np.int64], how: Any, fill: int) -> tuple[int, ...]:
+        def merged(column: npt.NDArray[np.int64], how: Any, fill: int) -> npt.NDArray[np.int64]:
             out = np.full(n, fill, dtype=np.int64)
             how.at(out, group, column)
-            return tuple(out.tolist())
+            return out
 
         known = t["last_timestamp"][ids] >= 0
         lasts = merged(t["last_timestamp"][ids], np.maximum, -1)
@@ -295,7 +311,7 @@ class _SegmentWriters:
                 (count, merged(_padded(column, t.capacity)[ids], np.add, 0))
                 for count, column in sorted(self.shares.items())
             ),
-            tuple(f if last >= 0 else -1 for f, last in zip(firsts, lasts, strict=True)),
+            np.where(lasts >= 0, firsts, -1),
             lasts,
         )
 

@@ -98,7 +98,8 @@ class Note:
 class CommitColumns:
     """The last non-transactional commit or tombstone of each key, one row per key in
     record-offset order: the key (strings index ``names``), ``values`` (the commit record's
-    ``FIELDS``, absent for a tombstone) and ``metadata``."""
+    ``FIELDS``, absent for a tombstone) and ``metadata`` (strings, an object array: the fold
+    scatters it as it is)."""
 
     names: tuple[str, ...]
     group: npt.NDArray[np.int32]
@@ -106,7 +107,7 @@ class CommitColumns:
     partition: npt.NDArray[np.int32]
     tombstone: npt.NDArray[np.bool_]
     values: dict[str, npt.NDArray[Any]]
-    metadata: tuple[str, ...]
+    metadata: npt.NDArray[np.object_]
 
     def __len__(self) -> int:
         return len(self.tombstone)
@@ -537,7 +538,7 @@ class _LatestCommits:
             partition=table["partition"][present],
             tombstone=table["tombstone"][present],
             values={name: table[name][present] for name in FIELDS},
-            metadata=tuple(table["metadata"][present].tolist()),
+            metadata=table["metadata"][present],
         )
 
 

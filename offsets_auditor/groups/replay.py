@@ -96,10 +96,7 @@ class _Committed:
         for name in FIELDS:
             table[name][sets] = columns.values[name][chosen]
         table["producer_id"][sets] = -1
-        if len(chosen):
-            metadata = np.empty(len(chosen), dtype=object)
-            metadata[:] = [columns.metadata[i] for i in chosen.tolist()]
-            table["metadata"][sets] = metadata
+        table["metadata"][sets] = columns.metadata[chosen]
 
     def set(self, kid: int, commit: Commit, producer_id: int) -> None:
         table = self.table
