@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from offsets_auditor import published
 from offsets_auditor.audit.group_recovery import without_groups
 from offsets_auditor.audit.stages import FoldedPartition, LogDirWork, PartitionOutcome
-from offsets_auditor.groups.model import GroupState
+from offsets_auditor.groups.model import GroupState, PartitionGroups
 from offsets_auditor.published.groups import group_columns
 from offsets_auditor.published.rows import Where
 from spark_jobs.publish import arrow_schema, column
@@ -132,12 +132,20 @@ def set_apart(
     outcome, or the partition folded) with its groups
     written to their part file and taken out of its replay (their findings kept); and how
     many groups there were."""
-    replay = outcome.replay
-    if replay is None or work.groups_plan is None:
+    if outcome.replay is None:
         return outcome, 0
+    light, groups = set_apart_replay(parts, index, work, outcome.partition.name, outcome.replay)
+    return replace(outcome, replay=light), groups
+
+
+def set_apart_replay(
+    parts: Path, index: int, work: LogDirWork, partition: str, replay: PartitionGroups
+) -> tuple[PartitionGroups, int]:
+    """:func:`set_apart` of a replay alone (``partition``'s, of input ``index``)."""
+    if work.groups_plan is None:
+        return replay, 0
     partitions_count = work.groups_plan.partitions_count
     if partitions_count <= 0:  # no groups are recovered then (``audit_stages.conclude``)
-        return replace(outcome, replay=replace(replay, groups=())), 0
-    write(parts, index, outcome.partition.name, replay.groups)
-    light = replace(outcome, replay=without_groups(replay, partitions_count))
-    return light, len(replay.groups)
+        return replace(replay, groups=()), 0
+    write(parts, index, partition, replay.groups)
+    return without_groups(replay, partitions_count), len(replay.groups)

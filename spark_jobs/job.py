@@ -68,6 +68,9 @@ ROUNDS = 3
 _SCAN_CODE = Path(__file__).parent
 #: Target bytes of one slot (one Spark task): a segment is never split, slots are not larger.
 SLOT_BYTES = 256 * 1024 * 1024
+#: A partition this big with several configs is folded by two tasks at once (its groups'
+#: replay beside the cleaner's fold): the fold is one core's work between the stages.
+FOLD_APART_BYTES = 128 * 1024 * 1024
 
 
 class ExecutorError(RuntimeError):
@@ -103,6 +106,10 @@ class ScanOptions:
     #: from this many records on, a partition's emulations at several configs run as Spark
     #: tasks of their own (``spark_jobs.tasks``); tests lower it
     emulations_apart_records: int = EMULATIONS_APART_RECORDS
+    #: from this many bytes on, a partition with several configs to emulate is folded by two
+    #: Spark tasks at once, the cleaner's facts and the groups' replay (``spark_jobs.tasks``);
+    #: tests lower it
+    fold_apart_bytes: int = FOLD_APART_BYTES
 
     @property
     def home(self) -> Path:
@@ -384,6 +391,13 @@ def _spark_round(
         parts_dir=str(parts),
         folds_dir=str(folds),
         emulations_apart_records=options.emulations_apart_records,
+        split=frozenset(
+            (w.input, w.partition.name)
+            for w in listed
+            if len(inputs[w.input].plan.configs) > 1
+            and inputs[w.input].work.groups_plan is not None
+            and sum(t.size for t in w.tasks) >= max(options.fold_apart_bytes, 1)
+        ),
         slots=slots,
     )
     broadcast = spark.sparkContext.broadcast(context)
@@ -395,14 +409,14 @@ def _spark_round(
     results = spark.range(0, len(slots), 1, max(len(slots), 1)).mapInArrow(
         read_slots(get, counters.adder()), ddl(SEGMENT_RESULTS)
     )
-    folded = results.groupBy("input", "partition").applyInArrow(
+    folded = results.groupBy("input", "partition", "role").applyInArrow(
         fold_partition(get), ddl(PARTITION_OUTCOMES)
     )
     table = folded.toArrow() if tasks else None
     broadcast.unpersist()
     done: dict[tuple[int, str], tuple[PartitionOutcome, list[SegmentFacts], int]] = {}
     changed: set[tuple[int, str]] = set()
-    rows = table.to_pylist() if table is not None else []
+    rows = _joined(table.to_pylist() if table is not None else [])
     failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
     if failed is not None:
         raise ExecutorError(failed)
@@ -416,7 +430,7 @@ def _spark_round(
             source = inputs[row["input"]]
             outcome = finish_partition(
                 source.work,
-                cache.loads(row["outcome"]),
+                row["folded"],
                 source.plan.configs,
                 source.plan.now_ms,
                 emulated[key],
@@ -436,6 +450,31 @@ def _spark_round(
             light, groups = group_parts.set_apart(parts, source.index, source.work, outcome)
             done[key] = (light, [], groups)
     return done, changed
+
+
+def _joined(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stage B's rows, one per partition: a split partition's SCAN and GROUPS rows joined
+    (FOLDED when both did their part, else the first failure, else CHANGED); a FOLDED row's
+    fold, its replay put back, in ``folded``."""
+    from spark_jobs.tasks import CHANGED, FAILED, FOLDED, GROUPS, OK, SCAN
+
+    by_role: dict[tuple[int, str], dict[int, dict[str, Any]]] = defaultdict(dict)
+    for row in rows:
+        by_role[(row["input"], row["partition"])][row["role"]] = row
+    joined = []
+    for roles in by_role.values():
+        scan, groups = roles.get(SCAN), roles.get(GROUPS)
+        if scan is None or groups is None:
+            (row,) = roles.values()
+            folded = cache.loads(row["outcome"]) if row["status"] == FOLDED else None
+            joined.append({**row, "folded": folded})
+        elif scan["status"] == FOLDED and groups["status"] == OK:
+            folded = replace(cache.loads(scan["outcome"]), replay=cache.loads(groups["outcome"]))
+            joined.append({**scan, "groups": groups["groups"], "folded": folded})
+        else:
+            failed = next((r for r in (scan, groups) if r["status"] == FAILED), None)
+            joined.append(failed if failed is not None else {**scan, "status": CHANGED})
+    return joined
 
 
 def _emulate_apart(

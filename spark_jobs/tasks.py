@@ -12,6 +12,10 @@ folds dir and ``emulate_slots`` (a second ``mapInArrow``) emulates it at each co
 of its own, so one hot partition's emulations spread over the executors; the driver finishes it
 (``audit_stages.finish_partition``).
 
+A partition of ``Context.split`` (a big one with several configs) is folded by two tasks at
+once, as its results are grouped by role: one folds the cleaner's facts (``SCAN``, the fold kept
+for the emulations), the other replays the groups (``GROUPS``); the driver joins them.
+
 A segment renamed, replaced or shortened since it was listed (the cleaner of a running broker
 does that) makes its partition ``changed``: the driver lists it again and retries.
 """
@@ -34,11 +38,13 @@ from offsets_auditor.audit.stages import (
     finish_partition,
     fold_segments,
     read_segment_result,
+    replay_segments,
 )
-from offsets_auditor.cleaner.arrays import FileArrays, in_memory
+from offsets_auditor.cleaner.arrays import Arrays, FileArrays, in_memory
 from offsets_auditor.cleaner.segment_facts import CleanerColumns
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns, empty_columns
 from offsets_auditor.cli.internal_error import one_line
+from offsets_auditor.groups.delta import GroupsDelta
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.reading import segment_label
 from spark_jobs import cache, group_parts
@@ -47,11 +53,16 @@ from spark_jobs.work import Context, EmulationTask, SegmentTask
 #: FOLDED: stage B folded the partition and left its emulations to ``EmulationTask``\ s
 OK, CHANGED, FAILED, FOLDED = "ok", "changed", "failed", "folded"
 
+#: Who folds a partition's results: one task (WHOLE), or two at once (``Context.split``): the
+#: cleaner's facts (SCAN) and the groups' replay (GROUPS)
+WHOLE, SCAN, GROUPS = 0, 1, 2
+
 SEGMENT_RESULTS = pa.schema(
     [
         ("input", pa.int64()),
         ("partition", pa.string()),
         ("position", pa.int64()),
+        ("role", pa.int64()),
         ("status", pa.string()),
         ("reused", pa.bool_()),
         ("cache_key", pa.string()),
@@ -65,8 +76,10 @@ PARTITION_OUTCOMES = pa.schema(
     [
         ("input", pa.int64()),
         ("partition", pa.string()),
+        ("role", pa.int64()),
         ("status", pa.string()),
-        ("outcome", pa.binary()),  # OK: the outcome; FOLDED: the partition folded, light
+        # OK: the outcome (GROUPS: the replay, light); FOLDED: the partition folded, light
+        ("outcome", pa.binary()),
         ("groups", pa.int64()),
         ("segments_json", pa.string()),
         ("error", pa.string()),
@@ -114,7 +127,10 @@ def read_slots(
                     except Exception as error:  # a bug: one line to the driver, not a task
                         row = _failed_segment(task, error)
                     progress(1, task.size)
-                    yield pa.RecordBatch.from_pylist([row], schema=SEGMENT_RESULTS)
+                    split = (task.input, task.partition) in ctx.split
+                    roles = (SCAN, GROUPS) if split else (WHOLE,)
+                    rows = [{**row, "role": role} for role in roles]
+                    yield pa.RecordBatch.from_pylist(rows, schema=SEGMENT_RESULTS)
 
     return run
 
@@ -168,11 +184,11 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
 
 
 def store_result(cache_dir: Path, key: str, result: SegmentResult) -> bool:
-    """A segment's result kept in two parts: its cleaner columns, then the rest, so that an
-    emulation task loads the columns alone (the rest, its groups' delta, is many Python
-    objects to unpickle)."""
-    rest = replace(result, facts=replace(result.facts, columns=empty_columns()))
-    return cache.store(cache_dir, key, result.facts.columns, rest)
+    """A segment's result kept in three parts: its cleaner columns, the rest of its facts, its
+    groups' delta; so that an emulation task loads the columns alone, and the fold of the
+    cleaner's facts none of the delta (many Python objects to unpickle)."""
+    rest = replace(result, facts=replace(result.facts, columns=empty_columns()), delta=None)
+    return cache.store(cache_dir, key, result.facts.columns, rest, (result.delta,))
 
 
 def load_columns(cache_dir: Path, key: str) -> CleanerColumns | None:
@@ -181,13 +197,25 @@ def load_columns(cache_dir: Path, key: str) -> CleanerColumns | None:
     return columns
 
 
-def load_result(cache_dir: Path, key: str) -> SegmentResult | None:
-    """What :func:`store_result` kept (None: gone or unreadable)."""
+def load_result(cache_dir: Path, key: str, with_delta: bool = True) -> SegmentResult | None:
+    """What :func:`store_result` kept (None: gone or unreadable); without its delta unless
+    ``with_delta``."""
     columns = load_columns(cache_dir, key)
     rest: SegmentResult | None = cache.load(cache_dir, key, 1)
     if columns is None or rest is None:
         return None
-    return replace(rest, facts=replace(rest.facts, columns=columns))
+    result = replace(rest, facts=replace(rest.facts, columns=columns))
+    if not with_delta:
+        return result
+    delta = load_delta(cache_dir, key)
+    return None if delta is None else replace(result, delta=delta[0])
+
+
+def load_delta(cache_dir: Path, key: str) -> tuple[GroupsDelta | None] | None:
+    """The groups' delta :func:`store_result` kept, as a 1-tuple (its delta is None when read
+    without groups); None: gone or unreadable."""
+    delta: tuple[GroupsDelta | None] | None = cache.load(cache_dir, key, 2)
+    return delta
 
 
 def _failed_segment(task: SegmentTask, error: Exception) -> dict[str, Any]:
@@ -224,19 +252,41 @@ def fold_partition(
 
 
 def fold(ctx: Context, table: pa.Table) -> pa.Table:
-    """Stage B of one partition: its outcome row (CHANGED when it must be read again)."""
+    """Stage B of one partition, or of its role (``SCAN``, ``GROUPS``): its outcome row (CHANGED
+    when it must be read again)."""
     rows = sorted(table.to_pylist(), key=lambda r: r["position"])
-    index, name = rows[0]["input"], rows[0]["partition"]
-    out = {"input": index, "partition": name, "status": CHANGED, "outcome": None}
+    index, name, role = rows[0]["input"], rows[0]["partition"], rows[0]["role"]
+    out = {"input": index, "partition": name, "role": role, "status": CHANGED, "outcome": None}
     partition = ctx.partitions[(index, name)]
     failed = next((r for r in rows if r["status"] == FAILED), None)
     if failed is not None:  # an internal error reading a segment: said once, by the driver
         return pa.Table.from_pylist(
             [{**out, "status": FAILED, "error": failed["error"]}], PARTITION_OUTCOMES
         )
-    if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
-        return pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
     changed = pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
+    if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
+        return changed
+    cache_dir = Path(ctx.cache_dir)
+    try:
+        if role == GROUPS:
+            row = _replay(ctx, rows, out)
+        else:
+            with cache.scratch(cache_dir) as scratch:
+                arrays = FileArrays(scratch) if scratch is not None else in_memory
+                row = _fold(ctx, rows, out, arrays)
+    except _EntryGone:  # the cache entry is gone (or not shared): read the segment again
+        return changed
+    return changed if row is None else pa.Table.from_pylist([row], PARTITION_OUTCOMES)
+
+
+def _fold(
+    ctx: Context, rows: list[dict[str, Any]], out: dict[str, Any], arrays: Arrays
+) -> dict[str, Any] | None:
+    """The partition folded (WHOLE), or its cleaner's facts alone (SCAN: the groups are the
+    GROUPS task's); emulated here, or kept for the emulations to run apart (FOLDED). None:
+    the groups cannot be written, or a SCAN task cannot keep the fold."""
+    index, role = out["input"], out["role"]
+    partition = ctx.partitions[(index, out["partition"])]
     cache_dir = Path(ctx.cache_dir)
     segments: list[SegmentFacts] = []
 
@@ -246,66 +296,85 @@ def fold(ctx: Context, table: pa.Table) -> pa.Table:
             result = (
                 cache.loads(r["result"])
                 if r["result"] is not None
-                else load_result(cache_dir, r["cache_key"])
+                else load_result(cache_dir, r["cache_key"], with_delta=role == WHOLE)
             )
             if result is None:
                 raise _EntryGone(r["cache_key"])
             segments.append(segment_row(result, r["reused"], r["cache_key"], i == len(rows) - 1))
-            yield result
+            yield result if role == WHOLE else replace(result, delta=None)
 
     plan, work = ctx.plans[index], ctx.works[index]
-    parts = Path(ctx.parts_dir)
+    if role == SCAN:
+        work = replace(work, groups_plan=None)
+    folded = fold_segments(work, partition, results(), arrays)
     try:
-        with cache.scratch(cache_dir) as scratch:
-            arrays = FileArrays(scratch) if scratch is not None else in_memory
-            folded = fold_segments(work, partition, results(), arrays)
-            try:
-                folded, groups = group_parts.set_apart(parts, index, work, folded)
-            except OSError:  # --out not writable here: the driver reads the partition itself
-                return changed
-            fold_key = _keep_for_emulations(ctx, folded, rows)
-            if fold_key is not None:
-                return pa.Table.from_pylist(
-                    [
-                        {
-                            **out,
-                            "status": FOLDED,
-                            "outcome": cache.dumps(folded.light()),
-                            "groups": groups,
-                            "segments_json": json.dumps(segments),
-                            "fold_key": fold_key,
-                        }
-                    ],
-                    PARTITION_OUTCOMES,
-                )
-            emulated = emulate_each(work, folded, plan.configs, plan.now_ms, arrays)
-            outcome = finish_partition(work, folded, plan.configs, plan.now_ms, emulated)
-    except _EntryGone:  # the cache entry is gone (or not shared): read the segment again
-        return changed
-    return pa.Table.from_pylist(
-        [
-            {
-                **out,
-                "status": OK,
-                "outcome": cache.dumps(outcome),
-                "groups": groups,
-                "segments_json": json.dumps(segments),
-            }
-        ],
-        PARTITION_OUTCOMES,
-    )
+        folded, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, folded)
+    except OSError:  # --out not writable here: the driver reads the partition itself
+        return None
+    fold_key = _keep_for_emulations(ctx, folded, rows, always=role == SCAN)
+    if fold_key is not None:
+        return {
+            **out,
+            "status": FOLDED,
+            "outcome": cache.dumps(folded.light()),
+            "groups": groups,
+            "segments_json": json.dumps(segments),
+            "fold_key": fold_key,
+        }
+    if role == SCAN:
+        return None
+    emulated = emulate_each(work, folded, plan.configs, plan.now_ms, arrays)
+    outcome = finish_partition(work, folded, plan.configs, plan.now_ms, emulated)
+    return {
+        **out,
+        "status": OK,
+        "outcome": cache.dumps(outcome),
+        "groups": groups,
+        "segments_json": json.dumps(segments),
+    }
+
+
+def _replay(ctx: Context, rows: list[dict[str, Any]], out: dict[str, Any]) -> dict[str, Any] | None:
+    """The GROUPS task of a split partition: its segments' deltas replayed, the groups set
+    apart; the row holds the replay, light. None: the groups cannot be written."""
+    index = out["input"]
+    partition = ctx.partitions[(index, out["partition"])]
+    work = ctx.works[index]
+    cache_dir = Path(ctx.cache_dir)
+
+    def deltas() -> Iterator[GroupsDelta | None]:
+        for r in rows:
+            if r["result"] is not None:
+                yield cache.loads(r["result"]).delta
+                continue
+            delta = load_delta(cache_dir, r["cache_key"])
+            if delta is None:
+                raise _EntryGone(r["cache_key"])
+            yield delta[0]
+
+    replay = replay_segments(work, partition, deltas())
+    if replay is None:
+        return {**out, "status": OK, "outcome": cache.dumps(None), "groups": 0}
+    try:
+        light, groups = group_parts.set_apart_replay(
+            Path(ctx.parts_dir), index, work, partition.name, replay
+        )
+    except OSError:  # --out not writable here: the driver reads the partition itself
+        return None
+    return {**out, "status": OK, "outcome": cache.dumps(light), "groups": groups}
 
 
 def _keep_for_emulations(
-    ctx: Context, folded: FoldedPartition, rows: list[dict[str, Any]]
+    ctx: Context, folded: FoldedPartition, rows: list[dict[str, Any]], always: bool = False
 ) -> str | None:
     """Where ``folded`` is kept for its emulations to run apart (``emulate_slots``), or None
-    when they run here: one config, a small partition, or a segment whose columns are not in
-    the cache (they travelled in its row) or a folds dir that cannot be written."""
+    when they run here: one config, a small partition (unless ``always``), or a segment whose
+    columns are not in the cache (they travelled in its row) or a folds dir that cannot be
+    written."""
     plan = ctx.plans[rows[0]["input"]]
     if (
         len(plan.configs) < 2
-        or folded.scan.records < ctx.emulations_apart_records
+        or (folded.scan.records < ctx.emulations_apart_records and not always)
         or not ctx.folds_dir
         or any(r["cache_key"] is None for r in rows)
     ):

@@ -81,6 +81,8 @@ class Context:
     #: from this many records on, a partition's emulations at several configs are
     #: EmulationTasks (``audit.stages.EMULATIONS_APART_RECORDS``; tests lower it)
     emulations_apart_records: int = EMULATIONS_APART_RECORDS
+    #: (input, partition) folded by two tasks at once: the cleaner's facts and the groups
+    split: frozenset[tuple[int, str]] = frozenset()
     slots: list[list[SegmentTask]] = field(default_factory=list)
     emulations: list[EmulationTask] = field(default_factory=list)
 

@@ -212,6 +212,23 @@ def fold_segments(
 
 
 @cyclic_gc_paused()
+def replay_segments(
+    work: LogDirWork, partition: PartitionDir, deltas: Iterable[GroupsDelta | None]
+) -> PartitionGroups | None:
+    """The groups' part of :func:`fold_segments` alone: the deltas of the partition's segments
+    (in offset order) replayed. The two parts read nothing of each other, so a big partition's
+    may run apart, on two cores (the scan does: ``spark_jobs.tasks``)."""
+    groups_plan = work.groups_plan
+    if groups_plan is None:
+        return None
+    fold = groups_plan.fold(partition)
+    for delta in deltas:
+        if delta is not None:
+            fold.add(delta)
+    return fold.result()
+
+
+@cyclic_gc_paused()
 def emulate_folded(
     work: LogDirWork,
     folded: FoldedPartition,

@@ -107,12 +107,17 @@ def test_each_log_dir_reads_as_audit_reads_it(everything: ScanResult, index: int
     """The scan's report of each log dir is audit's, and so are its published rows."""
     scanned = everything.reports[index]
     assert scanned["brokers"][0]["log_dir"] == str(LOG_DIRS[index])
-    expected, audit = audited(LOG_DIRS[index])
-    assert without_across(scanned) == without_across(expected)
+    assert_read_as_audit_reads_it(everything, index, LOG_DIRS[index])
+
+
+def assert_read_as_audit_reads_it(result: ScanResult, index: int, log_dir: Path) -> None:
+    """Input ``index`` of the scan (``log_dir``): its report and published rows are audit's."""
+    expected, audit = audited(log_dir)
+    assert without_across(result.reports[index]) == without_across(expected)
     for table in ("partitions", "groups", "indexes", "findings"):
         rows = [
             r
-            for r in pq.read_table(everything.run_dir / f"{table}.parquet").to_pylist()
+            for r in pq.read_table(result.run_dir / f"{table}.parquet").to_pylist()
             if r["input"] == index and r.get("kind") not in ACROSS_LOG_DIRS
         ]
         columns = [c for c, _ in published.TABLES[table] if not c.startswith("unknown_record")]
@@ -436,3 +441,66 @@ def test_a_partitions_emulations_run_as_tasks_of_their_own(
         assert without_across(result.reports[index]) == without_across(audit_report(log_dir))
     assert apart, "a log dir with several configs to emulate"
     assert not list((tmp_path / published.STAGING).glob("*.folds"))
+
+
+def test_a_big_partitions_groups_are_replayed_beside_its_fold(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition with several configs to emulate, from ``fold_apart_bytes`` on, is folded by
+    two tasks at once (the cleaner's facts, the groups' replay) that the driver joins into the
+    fold one task makes; the reports and every published row are audit's all the same."""
+    from spark_jobs import job
+    from spark_jobs.tasks import GROUPS, SCAN
+
+    log_dirs = tuple(
+        FIXTURES / f"kafka-2.3.0/{d}/kafka-logs"
+        for d in ("multi-pass", "transactions", "corrupt-segments")
+    )
+    roles: dict[tuple[int, str], set[int]] = {}
+    folds: dict[tuple[int, str], Any] = {}
+    original = job._joined
+
+    def recording(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for row in rows:
+            roles.setdefault((row["input"], row["partition"]), set()).add(row["role"])
+        joined = original(rows)
+        folds.update({(r["input"], r["partition"]): r["folded"] for r in joined})
+        return joined
+
+    monkeypatch.setattr(job, "_joined", recording)
+    options = ScanOptions(
+        log_dirs=log_dirs, out=tmp_path / "whole", now_ms=NOW_MS, emulations_apart_records=0
+    )
+    run_scan(spark, options)
+    whole, folds = folds, {}
+    assert not any(len(seen) > 1 for seen in roles.values())
+    roles.clear()
+    result = run_scan(spark, replace(options, out=tmp_path / "split", fold_apart_bytes=0))
+    for index, log_dir in enumerate(log_dirs):
+        plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
+        partitions = {p["name"] for p in result.reports[index]["partitions"]}
+        split = {p for (i, p), seen in roles.items() if i == index and seen == {SCAN, GROUPS}}
+        assert split == (partitions if len(plan.configs) > 1 else set()), log_dir
+        for name in split:
+            joined, one = folds[(index, name)], whole[(index, name)]
+            assert joined.replay is not None and joined.replay.records > 0
+            assert _comparable(joined.replay) == _comparable(one.replay), name
+            assert _segments(joined.scan) == _segments(one.scan), name
+            assert joined.scan.records == one.scan.records, name
+        assert_read_as_audit_reads_it(result, index, log_dir)
+    assert any(len(seen) == 2 for seen in roles.values()), "a partition folded by two tasks"
+
+
+def _comparable(replay: Any) -> Any:
+    """A replay whose located errors compare by what they say (exceptions compare by
+    identity)."""
+
+    def said(errors: tuple[Any, ...]) -> list[tuple[str, str, Any, Any]]:
+        return [(type(e).__name__, str(e), e.position, e.file) for e in errors]
+
+    bare = replace(replay, problems=(), record_problems=())
+    return bare, said(replay.problems), said(replay.record_problems)
+
+
+def _segments(scan: Any) -> list[tuple[int, int, int, int, int]]:
+    return [(s.base_offset, s.next_offset, s.size, s.records, s.batches) for s in scan.segments]

@@ -99,7 +99,7 @@ def test_executors_send_an_internal_error_back_as_one_line(
         context="c",
     )
 
-    context = SimpleNamespace(slots=[[task]])
+    context = SimpleNamespace(slots=[[task]], split=frozenset())
     run = tasks.read_slots(lambda: context, lambda n, b: None)  # type: ignore[arg-type,return-value]
     (batch,) = run(iter([pa.RecordBatch.from_pylist([{"id": 0}])]))
     (row,) = batch.to_pylist()
