@@ -156,6 +156,8 @@ def read_task(ctx: Context, task: SegmentTask) -> dict[str, Any]:
         return row
     except OSError:
         source = None  # unreadable: the core's reader says so, as a finding
+    if source is not None and not task.active:
+        source.read_once()  # rolled: its pages leave the page cache as they were
     partition = ctx.partitions[(task.input, task.partition)]
     segment = partition.segments[task.position]
     work = ctx.works[task.input]

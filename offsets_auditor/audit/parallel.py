@@ -149,6 +149,7 @@ def audit_log_dir_in_parallel(
                             work.groups_plan,
                             read,
                             spill / str(i),
+                            i < len(partition.segments) - 1,
                         ),
                     )
                     for i, segment in enumerate(partition.segments)
@@ -187,16 +188,23 @@ def _results(q: _Queued, work: LogDirWork, read: ReadOptions) -> Iterator[Segmen
 
 
 def _read_segment(
-    partition: PartitionDir, groups_plan: GroupsPlan | None, read: ReadOptions, spill: Path
+    partition: PartitionDir,
+    groups_plan: GroupsPlan | None,
+    read: ReadOptions,
+    spill: Path,
+    rolled: bool,
 ) -> SegmentResult | None:
     """Stage A of ``partition``'s one segment in a worker: its columns to files in ``spill``,
-    the rest returned (None: the file is not the one listed any more)."""
+    the rest returned (None: the file is not the one listed any more). A ``rolled`` segment is
+    read once (``fs.ReadOnlyFile.read_once``)."""
     (segment,) = partition.segments
     listed = segment.log
     try:
         source = fs.open_as_listed(partition.path / listed.name, listed.identity, listed.size)
     except OSError:
         return None
+    if rolled:
+        source.read_once()
     label = segment_label(partition, segment)
     with source:
         result = read_segment_result(

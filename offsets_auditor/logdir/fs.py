@@ -5,6 +5,11 @@ memory-maps a broker's file: files are opened ``O_RDONLY`` and read with ``pread
 chunks (a file truncated under us just reads shorter; an ``mmap`` would raise SIGBUS instead).
 Whether the broker holds its log dir's ``.lock`` is asked with ``fcntl(F_GETLK)``, which takes
 no lock (:func:`probe_lock`). Every other module takes bytes or typed values.
+
+A rolled segment is read once (:meth:`ReadOnlyFile.read_once`): the pages its reads bring into
+the page cache are dropped again (``POSIX_FADV_DONTNEED``), the pages that were there before are
+left. Reading terabytes of old segments then does not push the broker's working set (the active
+segments its consumers read) out of memory, nor the auditor's own scratch files.
 """
 
 from __future__ import annotations
@@ -165,12 +170,25 @@ class ReadOnlyFile:
         self.identity = (st.st_dev, st.st_ino)
         self.size = st.st_size if end is None else min(st.st_size, end)
         self._end = self.size if frozen or end is not None else None
+        self._once = False
+        self._from_disk = False  # read once, and a read found its pages not in the page cache
+
+    def read_once(self) -> None:
+        """From now on, what a read brings into the page cache is dropped once it is read: a
+        read whose first or last page is not in the page cache starts that, and every read
+        after it (the kernel's readahead brought them) is dropped too. Only for files no one
+        writes to (a rolled segment): dropping a range starts the writeback of its dirty
+        pages."""
+        self._once = True
 
     def read_at(self, position: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``position``; fewer at the end of the file (with
         ``frozen``: its size when opened)."""
         if self._end is not None:
             length = max(min(length, self._end - position), 0)
+        if self._once and not self._from_disk and length > 0:
+            self._from_disk = not self._in_page_cache(position, length)
+        start = position
         chunks = []
         while length > 0:
             chunk = os.pread(self._fd, min(length, 1 << 30), position)
@@ -179,7 +197,25 @@ class ReadOnlyFile:
             chunks.append(chunk)
             position += len(chunk)
             length -= len(chunk)
+        if self._from_disk and position > start:
+            os.posix_fadvise(self._fd, start, position - start, os.POSIX_FADV_DONTNEED)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _in_page_cache(self, position: int, length: int) -> bool:
+        """Whether the first and the last page of the range are in the page cache: a one-byte
+        read of each that does not wait for the disk (``RWF_NOWAIT``; on a miss the kernel
+        starts the readahead the read that follows needs anyway). True where the kernel cannot
+        tell (nothing is dropped then)."""
+        probe = bytearray(1)
+        for at in (position, position + length - 1):
+            try:
+                if os.preadv(self._fd, [probe], at, os.RWF_NOWAIT) == 0:
+                    return True  # past the end of the file
+            except BlockingIOError:
+                return False
+            except OSError:  # RWF_NOWAIT unsupported here
+                return True
+        return True
 
     def read_into(self, buffer: bytearray | memoryview, position: int) -> int:
         """Fill ``buffer`` from ``position``; returns the number of bytes read (short at EOF)."""

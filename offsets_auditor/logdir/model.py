@@ -664,4 +664,8 @@ def open_partition(
                     partition=partition.name,
                 )
             )
+        for segment in model.segments[:-1]:  # rolled: no one writes to them
+            opened = snapshot.files.get(segment.log.name)
+            if opened is not None:
+                opened.read_once()
         yield PartitionSnapshot(model, dict(snapshot.files), findings)

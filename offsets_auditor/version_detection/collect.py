@@ -148,11 +148,11 @@ def newest_records(
     codecs: set[str] = set()
     newest: str | None = None
     read = 0
-    for name, size in reversed(segments):
+    for age, (name, size) in enumerate(reversed(segments)):
         if read >= budget and newest is not None:
             break
         relative = f"{partition}/{name}"
-        totals = _summarize(path / name, relative)
+        totals = _summarize(path / name, relative, rolled=age > 0)
         read += size
         if totals is None or not totals.batches:
             continue
@@ -168,11 +168,14 @@ def newest_records(
     )
 
 
-def _summarize(path: Path, relative: str) -> SegmentTotals | None:
+def _summarize(path: Path, relative: str, rolled: bool) -> SegmentTotals | None:
+    """A ``rolled`` segment is read once (``fs.ReadOnlyFile.read_once``)."""
     try:
         source = fs.ReadOnlyFile(path)
     except OSError:
         return None
+    if rolled:
+        source.read_once()
     with source:
         for item in summarize_segment(source, file=relative):
             if isinstance(item, SegmentTotals):

@@ -93,7 +93,8 @@ def test_a_segment_replaced_after_listing_is_read_through_the_snapshot(tmp_path:
         path.unlink()
         path.write_bytes(data[: len(data) // 2])
         one = replace(partition, segments=(segment,))
-        assert _read_segment(one, work.groups_plan, DEFAULT_READ, tmp_path / "spill") is None
+        spill = tmp_path / "spill"
+        assert _read_segment(one, work.groups_plan, DEFAULT_READ, spill, True) is None
         path.unlink()
         path.write_bytes(data)  # the snapshot still reads the listed file
 

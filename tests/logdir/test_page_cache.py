@@ -1,0 +1,106 @@
+"""Reading rolled segments leaves the page cache as it was (``fs.ReadOnlyFile.read_once``): the
+pages an audit brings in are dropped again, the pages that were there stay. Checked on a copy
+of a real broker's log dir, with the kernel's own answer (a read that does not wait for the
+disk would not tell it: it starts a readahead), ``mincore``; skipped where the file system keeps
+every page (tmpfs)."""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from offsets_auditor.audit.parallel import audit_log_dir_on
+from offsets_auditor.audit.plan import AuditSettings, plan_audit
+from offsets_auditor.logdir import fs
+
+LOG_DIR = Path(__file__).parent.parent / "fixtures/kafka-2.3.0/multi-pass/kafka-logs"
+PARTITION = "__consumer_offsets-1"
+NOW_MS = 1_790_000_000_000
+
+
+def cached_pages(path: Path) -> list[bool]:
+    """For each page of the file, whether it is in the page cache (``mincore`` of a private
+    mapping of the copy, which reads nothing: a probing read would start a readahead)."""
+    page = mmap.PAGESIZE
+    size = path.stat().st_size
+    with path.open("rb") as f, mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY) as mapped:
+        anchor = ctypes.c_char.from_buffer(mapped)
+        vector = (ctypes.c_ubyte * ((size + page - 1) // page))()
+        failed = _LIBC.mincore(ctypes.c_void_p(ctypes.addressof(anchor)), size, vector)
+        del anchor
+    assert failed == 0, os.strerror(ctypes.get_errno())
+    return [bool(v & 1) for v in vector]
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_ubyte)]
+
+
+def evict(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def log_dir(tmp_path: Path) -> Path:
+    """A copy of the log dir, every segment of the partition out of the page cache."""
+    copy = tmp_path / "kafka-logs"
+    shutil.copytree(LOG_DIR, copy)
+    for segment in (copy / PARTITION).glob("*.log"):
+        evict(segment)
+        if any(cached_pages(segment)):
+            pytest.skip("this file system keeps its pages in memory (tmpfs?)")
+    return copy
+
+
+def segments(log_dir: Path) -> list[Path]:
+    found = sorted((log_dir / PARTITION).glob("*.log"))
+    assert len(found) >= 3, "rolled segments and the active one"
+    return found
+
+
+def audit(log_dir: Path, jobs: int = 1) -> None:
+    plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
+    audited = audit_log_dir_on(log_dir, plan, jobs=jobs)
+    assert any(p.name == PARTITION and p.scan.records for p in audited.partitions)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_audit_drops_the_pages_it_brought_in(log_dir: Path, jobs: int) -> None:
+    *rolled, active = segments(log_dir)
+    audit(log_dir, jobs)
+    for segment in rolled:
+        assert not any(cached_pages(segment)), segment.name
+    # the active segment is read as any file (the broker may be writing to it)
+    assert all(cached_pages(active))
+
+
+def test_pages_in_the_cache_before_stay(log_dir: Path) -> None:
+    first, *rest = segments(log_dir)
+    first.read_bytes()
+    assert all(cached_pages(first))
+    audit(log_dir)
+    assert all(cached_pages(first))
+    assert not any(cached_pages(rest[0]))
+
+
+def test_a_file_read_without_read_once_stays_cached(log_dir: Path) -> None:
+    """What the tests above tell apart: a plain read leaves its pages in the cache."""
+    segment = segments(log_dir)[0]
+    with fs.ReadOnlyFile(segment) as source:
+        assert len(source.read_at(0, source.size)) == source.size
+    assert all(cached_pages(segment))
+    evict(segment)
+    with fs.ReadOnlyFile(segment) as source:
+        source.read_once()
+        assert len(source.read_at(0, source.size)) == source.size
+    assert not any(cached_pages(segment))
