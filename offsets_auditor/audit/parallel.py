@@ -32,10 +32,11 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from multiprocessing.pool import AsyncResult
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.group_recovery import GroupsPlan
@@ -237,36 +238,46 @@ def _emulate_in_parallel(
 
 def _forked_map(function: Callable[[_In], _Out], items: Sequence[_In], jobs: int) -> list[_Out]:
     """``function`` of each item, each in a process forked from this one (so ``function`` may
-    be a closure over anything here), ``jobs`` at a time; results come back pickled."""
+    be a closure over anything here), ``jobs`` at a time: the next is forked as soon as one
+    ends; results come back pickled, in the items' order."""
     context = multiprocessing.get_context("fork")
-    results: list[_Out] = []
-    for start in range(0, len(items), jobs):
-        running = []
-        for item in items[start : start + jobs]:
-            receive, send = context.Pipe(duplex=False)
+    results: dict[int, _Out] = {}
+    running: dict[Connection, tuple[int, BaseProcess]] = {}
+    pending = list(enumerate(items))[::-1]
+    try:
+        while pending or running:
+            while pending and len(running) < max(jobs, 1):
+                index, item = pending.pop()
+                receive, send = context.Pipe(duplex=False)
 
-            def child(item: _In = item, send: Connection = send) -> None:
-                _ignore_interrupts()
+                def child(item: _In = item, send: Connection = send) -> None:
+                    _ignore_interrupts()
+                    try:
+                        send.send((True, function(item)))
+                    except BaseException as error:  # the parent raises it
+                        send.send((False, f"{type(error).__name__}: {error}"))
+
+                process = context.Process(target=child, daemon=True)
+                process.start()
+                send.close()
+                running[receive] = (index, process)
+            for ready in wait(list(running)):
+                done = cast(Connection, ready)
+                index, ended = running.pop(done)
                 try:
-                    send.send((True, function(item)))
-                except BaseException as error:  # the parent raises it
-                    send.send((False, f"{type(error).__name__}: {error}"))
-
-            process = context.Process(target=child, daemon=True)
-            process.start()
-            send.close()
-            running.append((process, receive))
-        for process, receive in running:
-            try:
-                ok, value = receive.recv()
-            except EOFError:
-                process.join()
-                ok, value = False, f"the process died (exit {process.exitcode})"
-            process.join()
-            if not ok:
-                raise RuntimeError(f"emulation in a forked process failed: {value}")
-            results.append(value)
-    return results
+                    ok, value = done.recv()
+                except EOFError:
+                    ended.join()
+                    ok, value = False, f"the process died (exit {ended.exitcode})"
+                ended.join()
+                if not ok:
+                    raise RuntimeError(f"emulation in a forked process failed: {value}")
+                results[index] = value
+    finally:
+        for _, left in running.values():
+            left.kill()
+            left.join()
+    return [results[i] for i in range(len(items))]
 
 
 def _stage_worker() -> None:

@@ -141,3 +141,30 @@ def test_scratch_files_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(tempfile, "tempdir", None)
     report(FIXTURES / "kafka-0.9.0.1/cleaner-died/kafka-logs", 2)
     assert os.listdir(tmp_path) == []
+
+
+def test_the_next_fork_starts_as_soon_as_one_ends(tmp_path: Path) -> None:
+    """Two at a time: the third item starts once the second ends, while the first still runs
+    (the first waits for the third's mark); the results come back in the items' order."""
+    import time
+
+    def work(item: int) -> str:
+        if item == 0:
+            deadline = time.monotonic() + 20
+            while not (tmp_path / "2").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return "saw 2" if (tmp_path / "2").exists() else "alone"
+        (tmp_path / str(item)).touch()
+        return f"did {item}"
+
+    assert audit_parallel._forked_map(work, [0, 1, 2], 2) == ["saw 2", "did 1", "did 2"]
+
+
+def test_a_failing_fork_is_raised_and_the_others_are_stopped() -> None:
+    def work(item: int) -> int:
+        if item == 1:
+            raise ValueError("no config")
+        return item
+
+    with pytest.raises(RuntimeError, match="ValueError: no config"):
+        audit_parallel._forked_map(work, [0, 1, 2, 3], 2)
