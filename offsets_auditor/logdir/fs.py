@@ -217,17 +217,6 @@ class ReadOnlyFile:
                 return True
         return True
 
-    def read_into(self, buffer: bytearray | memoryview, position: int) -> int:
-        """Fill ``buffer`` from ``position``; returns the number of bytes read (short at EOF)."""
-        view = memoryview(buffer)
-        done = 0
-        while done < len(view):
-            n = os.preadv(self._fd, [view[done:]], position + done)
-            if n == 0:
-                break
-            done += n
-        return done
-
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
