@@ -17,11 +17,9 @@ sees, as the log dirs are.
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
 import pickle
 import shutil
-import struct
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import Any, Final
 import xxhash
 
 import offsets_auditor
+from offsets_auditor import mapped_pickle
 from offsets_auditor.logdir import fs
 
 _EDGE: Final = 64 * 1024
@@ -61,15 +60,7 @@ def segment_key(source: fs.ReadOnlyFile, size: int, mtime_ms: int, context: str)
     return digest.hexdigest()
 
 
-#: An entry: ``_MAGIC`` and the number of parts (``_HEAD``); per part, its pickle's length and
-#: number of buffers (``_PART``) and each buffer's length; then each part's pickle and buffers,
-#: each at a multiple of ``_ALIGN``. A part is loaded without unpickling the others.
 _SUFFIX: Final = ".res"
-_MAGIC: Final = b"OARES002"
-_HEAD: Final = struct.Struct("<8sQ")
-_PART: Final = struct.Struct("<QQ")
-_LENGTH: Final = struct.Struct("<Q")
-_ALIGN: Final = 64
 
 
 def exists(cache: Path, key: str) -> bool:
@@ -77,38 +68,20 @@ def exists(cache: Path, key: str) -> bool:
 
 
 def store(cache: Path, key: str, *parts: Any) -> bool:
-    """Keep ``parts`` under ``key``, each pickled apart (so that :func:`load` takes one
-    without the others) with its numpy arrays written as they are, out of the pickle (so that
+    """Keep ``parts`` under ``key`` (``mapped_pickle``: each part pickled apart, so that
+    :func:`load` takes one without the others, its numpy arrays written as they are, so that
     :func:`load` maps them instead of copying); False when the cache cannot be written."""
-    buffers: list[pickle.PickleBuffer] = []
-    index = [_HEAD.pack(_MAGIC, len(parts))]
-    sections: list[bytes | memoryview] = []
-    for part in parts:
-        mine: list[pickle.PickleBuffer] = []
-        data = pickle.dumps(part, protocol=5, buffer_callback=mine.append)
-        buffers.extend(mine)
-        raws = [b.raw() for b in mine]
-        index.append(_PART.pack(len(data), len(raws)))
-        index.extend(_LENGTH.pack(raw.nbytes) for raw in raws)
-        sections.extend([data, *raws])
     target = cache / f"{key}{_SUFFIX}"
     tmp = cache / f".{key}.{os.getpid()}.tmp"
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as out:
-            out.write(b"".join(index))
-            for section in sections:
-                out.write(b"\0" * (-out.tell() % _ALIGN))
-                out.write(section)
+        mapped_pickle.write(tmp, *parts)
         os.replace(tmp, target)
         return True
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
         return False
-    finally:
-        for b in buffers:
-            b.release()
 
 
 def load(cache: Path, key: str, part: int = 0) -> Any | None:
@@ -116,33 +89,8 @@ def load(cache: Path, key: str, part: int = 0) -> Any | None:
     pages (mapped, not read: the kernel pages them in as they are used, and may drop them
     again); None when the entry is gone or unreadable."""
     try:
-        with open(cache / f"{key}{_SUFFIX}", "rb") as f:
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return mapped_pickle.read(cache / f"{key}{_SUFFIX}", part)
     except (OSError, ValueError):
-        return None
-    view = memoryview(mapped)
-    try:
-        magic, count = _HEAD.unpack_from(view)
-        if magic != _MAGIC or not 0 <= part < count:
-            return None
-        at = _HEAD.size
-        sizes: list[list[int]] = []  # per part: its pickle's length, then its buffers'
-        for _ in range(count):
-            length, buffers = _PART.unpack_from(view, at)
-            at += _PART.size
-            lengths = [_LENGTH.unpack_from(view, at + i * _LENGTH.size)[0] for i in range(buffers)]
-            at += buffers * _LENGTH.size
-            sizes.append([length, *lengths])
-        for before in sizes[:part]:
-            for size in before:
-                at += -at % _ALIGN + size
-        sections = []
-        for size in sizes[part]:
-            at += -at % _ALIGN
-            sections.append(view[at : at + size])
-            at += size
-        return pickle.loads(sections[0], buffers=sections[1:])
-    except (struct.error, pickle.UnpicklingError, EOFError, ValueError):
         return None
 
 

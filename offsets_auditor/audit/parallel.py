@@ -6,9 +6,10 @@ much as many small ones do. A worker opens its segment by name, checks that it i
 partition's snapshot listed and reads it up to its listed size (``fs.open_as_listed``, as the
 scan's executors do); a segment renamed or replaced since is read by the parent through the
 snapshot's own descriptor instead. The worker sends its cleaner columns to files in a scratch
-directory as it reads (``cleaner.spilled_columns``) and returns the rest; the parent maps the
-columns back, so they cross between processes without being copied, and the parent's memory
-does not grow with them.
+directory as it reads (``cleaner.spilled_columns``), then the rest of its result to one more
+file (``mapped_pickle``); the parent maps both back, so a segment's result (some 15 MB of
+arrays for 100 MB of commits) crosses between processes without being copied or pickled
+whole, and the parent's memory does not grow with it.
 
 Stage B runs in the parent, partition after partition in offset order, while the workers read
 the partitions that follow (up to ``LOOKAHEAD`` partitions ahead); its per-record state lives in
@@ -38,6 +39,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypeVar, cast
 
+from offsets_auditor import mapped_pickle
 from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.group_recovery import GroupsPlan
 from offsets_auditor.audit.partition import BrokerAudit, Emulated
@@ -75,6 +77,9 @@ _Out = TypeVar("_Out")
 #: Partitions whose segments are handed to the workers before the parent folds the first.
 LOOKAHEAD = 4
 
+#: The file of a segment's spill directory that holds its result without the columns.
+_RESULT = "result"
+
 
 def default_jobs() -> int:
     """The cores this process may run on (``sched_getaffinity``: a ``taskset`` is honoured)."""
@@ -88,8 +93,8 @@ class _Queued:
 
     stack: ExitStack
     snapshot: PartitionSnapshot
-    #: taken from the left as folded (a result kept here would keep its groups' delta)
-    reads: deque[AsyncResult[SegmentResult | None]]
+    #: taken from the left as folded; True: the worker wrote the segment's result
+    reads: deque[AsyncResult[bool]]
     spill: Path
 
 
@@ -168,14 +173,16 @@ def audit_log_dir_in_parallel(
 
 
 def _results(q: _Queued, work: LogDirWork, read: ReadOptions) -> Iterator[SegmentResult]:
-    """The partition's segment results in offset order, as the workers finish them, their
-    columns mapped from the files the worker wrote; a segment the worker did not find as
-    listed is read here, through the snapshot."""
+    """The partition's segment results in offset order, as the workers finish them, mapped
+    from the files the worker wrote; a segment the worker did not find as listed is read
+    here, through the snapshot."""
     partition = q.snapshot.partition
     for i, segment in enumerate(partition.segments):
         spill = q.spill / str(i)
-        result = q.reads.popleft().get()
-        if result is None:
+        if q.reads.popleft().get():
+            result: SegmentResult = mapped_pickle.read(spill / _RESULT)
+            yield replace(result, facts=replace(result.facts, columns=mapped_columns(spill)))
+        else:
             shutil.rmtree(spill, ignore_errors=True)
             yield read_segment_result(
                 partition,
@@ -184,8 +191,6 @@ def _results(q: _Queued, work: LogDirWork, read: ReadOptions) -> Iterator[Segmen
                 read.from_snapshot(q.snapshot),
                 SpilledColumns(spill),
             )
-        else:
-            yield replace(result, facts=replace(result.facts, columns=mapped_columns(spill)))
 
 
 def _read_segment(
@@ -194,16 +199,16 @@ def _read_segment(
     read: ReadOptions,
     spill: Path,
     rolled: bool,
-) -> SegmentResult | None:
+) -> bool:
     """Stage A of ``partition``'s one segment in a worker: its columns to files in ``spill``,
-    the rest returned (None: the file is not the one listed any more). A ``rolled`` segment is
-    read once (``fs.ReadOnlyFile.read_once``)."""
+    the rest to ``spill/result`` (False: the file is not the one listed any more, nothing was
+    written). A ``rolled`` segment is read once (``fs.ReadOnlyFile.read_once``)."""
     (segment,) = partition.segments
     listed = segment.log
     try:
         source = fs.open_as_listed(partition.path / listed.name, listed.identity, listed.size)
     except OSError:
-        return None
+        return False
     if rolled:
         source.read_once()
     label = segment_label(partition, segment)
@@ -215,7 +220,9 @@ def _read_segment(
             lambda _p, _s: read.source(source, label),
             SpilledColumns(spill),
         )
-    return replace(result, facts=replace(result.facts, columns=empty_columns()))
+    rest = replace(result, facts=replace(result.facts, columns=empty_columns()))
+    mapped_pickle.write(spill / _RESULT, rest)
+    return True
 
 
 def _emulate_in_parallel(

@@ -11,8 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from offsets_auditor import mapped_pickle
 from offsets_auditor.audit import parallel as audit_parallel
 from offsets_auditor.audit import stages as audit_stages
 from offsets_auditor.audit.parallel import _read_segment, audit_log_dir_on
@@ -76,6 +78,35 @@ def test_several_configs_are_emulated_in_forked_processes(monkeypatch: pytest.Mo
     assert forked and all(n == len(plan.configs) for n in forked)
 
 
+def test_a_workers_result_crosses_in_a_file_with_its_arrays_mapped(tmp_path: Path) -> None:
+    log_dir = FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs"
+    plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
+    work = log_dir_work(log_dir, plan)
+    listed = max(offsets_partitions(work.model), key=lambda p: len(p.segments))
+    with open_partition(work.model, listed, plan.config.kafka_version) as snapshot:
+        partition = snapshot.partition
+        segment = partition.segments[0]
+        expected = audit_stages.read_segment_result(partition, segment, work.groups_plan)
+        one = replace(partition, segments=(segment,))
+        spill = tmp_path / "spill"
+        assert _read_segment(one, work.groups_plan, DEFAULT_READ, spill, True)
+    result = mapped_pickle.read(spill / "result")
+    assert expected.delta is not None and len(expected.delta.commits) > 100
+    commits, expected_commits = result.delta.commits, expected.delta.commits
+    assert commits.names == expected_commits.names
+    for name in ("group", "topic", "partition", "tombstone", "metadata"):
+        assert np.array_equal(getattr(commits, name), getattr(expected_commits, name)), name
+    assert commits.values.keys() == expected_commits.values.keys()
+    for name, column in commits.values.items():
+        assert np.array_equal(column, expected_commits.values[name]), name
+    assert replace(result.delta, commits=None) == replace(expected.delta, commits=None)
+    assert result.facts.writers == expected.facts.writers
+    assert result.facts.stats == expected.facts.stats
+    assert result.facts.key_digests.tobytes() == expected.facts.key_digests.tobytes()
+    offsets = result.delta.commits.log_offset
+    assert not offsets.flags.writeable and not offsets.flags.owndata  # a view of the file
+
+
 def test_a_segment_replaced_after_listing_is_read_through_the_snapshot(tmp_path: Path) -> None:
     source = FIXTURES / "kafka-2.3.0/multi-pass/kafka-logs"
     log_dir = tmp_path / "kafka-logs"
@@ -94,7 +125,8 @@ def test_a_segment_replaced_after_listing_is_read_through_the_snapshot(tmp_path:
         path.write_bytes(data[: len(data) // 2])
         one = replace(partition, segments=(segment,))
         spill = tmp_path / "spill"
-        assert _read_segment(one, work.groups_plan, DEFAULT_READ, spill, True) is None
+        assert not _read_segment(one, work.groups_plan, DEFAULT_READ, spill, True)
+        assert not spill.exists() or not any(spill.iterdir()), "nothing written"
         path.unlink()
         path.write_bytes(data)  # the snapshot still reads the listed file
 
