@@ -181,6 +181,9 @@ def _results(q: _Queued, work: LogDirWork, read: ReadOptions) -> Iterator[Segmen
         spill = q.spill / str(i)
         if q.reads.popleft().get():
             result: SegmentResult = mapped_pickle.read(spill / _RESULT)
+            # the map holds the file's pages until the fold is done with the result; unlinked
+            # now, they are freed then (dirty ones unwritten), not with the partition's scratch
+            (spill / _RESULT).unlink()
             yield replace(result, facts=replace(result.facts, columns=mapped_columns(spill)))
         else:
             shutil.rmtree(spill, ignore_errors=True)
