@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.parallel import audit_log_dir_on, default_jobs
 from offsets_auditor.audit.plan import AuditSettings, PlanError, plan_audit
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
@@ -127,6 +128,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+@cyclic_gc_paused()  # the whole command: its audits, then the report over what they built
 def run(args: argparse.Namespace) -> int:
     overrides: dict[str, str] = {}
     for flag, key in (

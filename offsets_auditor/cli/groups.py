@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.group_recovery import GroupsRecovery, recover
 from offsets_auditor.cli.commands import summary
 from offsets_auditor.cli.exit_status import USAGE, ArgumentParser, statuses
@@ -140,6 +141,7 @@ def _form_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@cyclic_gc_paused()  # the whole command: its audits, then the report over what they built
 def run(args: argparse.Namespace) -> int:
     words = list(args.words)
     if not words or words[0] not in (*_FORMS, "-h", "--help"):
