@@ -6,7 +6,9 @@ segment's columns and chunks, one ``CommittedOffset`` per committed offset and a
 allocations and, every so often, walks every object still alive: on one broker of the cluster
 benchmark (1.12 GB, 1.3 million committed offsets) that walking was a fifth of the audit's CPU
 time (16.8 CPU s with it, 13.5 without). Reference counting still frees everything that is
-dropped; only cycles wait until the stage is over and the collector runs again.
+dropped; only cycles wait until the stage is over and the collector runs again. The ``audit``
+and ``groups`` commands keep it paused from start to end: re-enabled between stages, it walked
+everything the stages had built at the next allocations (1.2 s of that broker's 13 s).
 """
 
 from __future__ import annotations
