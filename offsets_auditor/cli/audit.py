@@ -8,7 +8,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.parallel import audit_log_dir_on, default_jobs
@@ -214,12 +214,34 @@ def run(args: argparse.Namespace) -> int:
         with_groups=args.json,  # the text report does not list them
     )
     if args.json:
-        json.dump(report, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json(report, sys.stdout)
     else:
         print_text(report)
     status: int = report["exit_status"]
     return status
+
+
+def write_json(report: dict[str, Any], out: TextIO) -> None:
+    """The report as JSON indented by two, except that each of its groups (a broker may hold
+    millions, with their committed offsets) is one line. Only ``json.dumps`` without indent
+    runs json's C encoder; indenting the groups too took three times as long as the audit
+    of a 1.1 GB log dir (200,000 groups, 1.3 million committed offsets)."""
+    items = list(report.items())
+    out.write("{\n")
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if key == "groups" and value:
+            out.write(f"  {json.dumps(key)}: [\n")
+            last = len(value) - 1
+            out.writelines(
+                f"    {json.dumps(group)}{',' if j < last else ''}\n"
+                for j, group in enumerate(value)
+            )
+            out.write(f"  ]{comma}\n")
+        else:
+            text = json.dumps(value, indent=2).replace("\n", "\n  ")
+            out.write(f"  {json.dumps(key)}: {text}{comma}\n")
+    out.write("}\n")
 
 
 def print_text(report: dict[str, Any]) -> None:
