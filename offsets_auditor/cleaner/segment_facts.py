@@ -249,12 +249,14 @@ class _SegmentWriters:
     def add(
         self,
         groups: npt.NDArray[np.int32],
-        counts: npt.NDArray[np.int64],
+        counts: npt.NDArray[np.int32],
+        which: npt.NDArray[np.intp],
         sizes: npt.NDArray[np.int64],
         timestamps: npt.NDArray[np.int64],
     ) -> None:
-        """One chunk's writer rows, in order: group string id, records in the batch, batch
-        size, commit time (-1: unknown)."""
+        """One chunk's writer rows, in order: group string id, records in the batch (as an
+        index ``which`` into the distinct ``counts``), batch size, commit time (-1:
+        unknown)."""
         t = self.table
         t.reserve(int(groups.max()) + 1)
         capacity = t.capacity
@@ -270,16 +272,19 @@ class _SegmentWriters:
         known = timestamps >= 0
         np.minimum.at(t["first_timestamp"], groups[known], timestamps[known])
         np.maximum.at(t["last_timestamp"], groups[known], timestamps[known])
-        for count in np.unique(counts).tolist():  # few: records per batch
-            mine = counts == count
-            sums = np.bincount(groups[mine], weights=sizes[mine], minlength=capacity)  # < 2**53
+        # per count (few), per group: one bincount over (count, group) cells
+        sums = np.bincount(  # each cell's sum < 2**53: exact as float64
+            which * capacity + groups, weights=sizes, minlength=len(counts) * capacity
+        ).reshape(len(counts), capacity)
+        used = np.bincount(which, minlength=len(counts)) > 0  # counts of writers' batches
+        for count, summed in zip(counts[used].tolist(), sums[used], strict=True):
             column = self.shares.get(count)
             if column is None or len(column) < capacity:
                 grown = np.zeros(capacity, dtype=np.int64)
                 if column is not None:
                     grown[: len(column)] = column
                 column = self.shares[count] = grown
-            column[: len(sums)] += sums.astype(np.int64)
+            column[:capacity] += summed.astype(np.int64)
 
     def result(self, strings: Any) -> WriterShares:
         """Per group in order of first appearance (string ids whose names decode alike are one
@@ -456,12 +461,8 @@ class _FactsBuilder:
                 timestamps[i] = commit_timestamp_of(chunk.key_bytes(row), chunk.value_bytes(row))
         batch = r.batch[rows]
         self.strings = chunk.strings
-        self.writers.add(
-            r.group[rows],
-            b.records[batch].astype(np.int64),
-            b.size[batch],
-            timestamps,
-        )
+        counts, which = np.unique(b.records, return_inverse=True)  # per batch: few, sorted once
+        self.writers.add(r.group[rows], counts, which[batch], b.size[batch], timestamps)
 
     def result(self, base_offset: int) -> SegmentFacts:
         last = self.last_offset if self.last_offset is not None else base_offset - 1
