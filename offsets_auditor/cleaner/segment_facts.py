@@ -243,7 +243,10 @@ class _SegmentWriters:
                 "last_timestamp": (np.int64, -1),
             }
         )
-        self.shares: dict[int, npt.NDArray[np.int64]] = {}
+        #: records per batch -> its row of ``sums``
+        self.count_rows: dict[int, int] = {}
+        #: per count row, per string id: the sum of the sizes of its records' batches
+        self.sums = np.zeros((0, 0), dtype=np.int64)
         self.seen = 0
 
     def add(
@@ -260,7 +263,8 @@ class _SegmentWriters:
         t = self.table
         t.reserve(int(groups.max()) + 1)
         capacity = t.capacity
-        t["records"][:capacity] += np.bincount(groups, minlength=capacity)
+        records = np.bincount(groups)
+        t["records"][: len(records)] += records
         first = t["first_seen"]
         positions = np.arange(self.seen, self.seen + len(groups), dtype=np.int64)
         new = first[groups] < 0
@@ -272,19 +276,17 @@ class _SegmentWriters:
         known = timestamps >= 0
         np.minimum.at(t["first_timestamp"], groups[known], timestamps[known])
         np.maximum.at(t["last_timestamp"], groups[known], timestamps[known])
-        # per count (few), per group: one bincount over (count, group) cells
-        sums = np.bincount(  # each cell's sum < 2**53: exact as float64
-            which * capacity + groups, weights=sizes, minlength=len(counts) * capacity
-        ).reshape(len(counts), capacity)
-        used = np.bincount(which, minlength=len(counts)) > 0  # counts of writers' batches
-        for count, summed in zip(counts[used].tolist(), sums[used], strict=True):
-            column = self.shares.get(count)
-            if column is None or len(column) < capacity:
-                grown = np.zeros(capacity, dtype=np.int64)
-                if column is not None:
-                    grown[: len(column)] = column
-                column = self.shares[count] = grown
-            column[:capacity] += summed.astype(np.int64)
+        # per (count, group) cell, in place: work in proportion to the rows, not the table
+        used = np.flatnonzero(np.bincount(which, minlength=len(counts)))
+        row = np.zeros(len(counts), dtype=np.intp)
+        row[used] = [
+            self.count_rows.setdefault(c, len(self.count_rows)) for c in counts[used].tolist()
+        ]
+        if self.sums.shape != (len(self.count_rows), capacity):
+            grown = np.zeros((len(self.count_rows), capacity), dtype=np.int64)
+            grown[: self.sums.shape[0], : self.sums.shape[1]] = self.sums
+            self.sums = grown
+        np.add.at(self.sums.reshape(-1), row[which] * capacity + groups, sizes)
 
     def result(self, strings: Any) -> WriterShares:
         """Per group in order of first appearance (string ids whose names decode alike are one
@@ -313,8 +315,8 @@ class _SegmentWriters:
             tuple(interner.names),
             merged(t["records"][ids], np.add, 0),
             tuple(
-                (count, merged(_padded(column, t.capacity)[ids], np.add, 0))
-                for count, column in sorted(self.shares.items())
+                (count, merged(_padded(self.sums[row], t.capacity)[ids], np.add, 0))
+                for count, row in sorted(self.count_rows.items())
             ),
             np.where(lasts >= 0, firsts, -1),
             lasts,
