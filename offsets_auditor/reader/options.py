@@ -25,7 +25,7 @@ class Limits:
     ``max.message.bytes``, 1 MiB by default); ``decompress_limit``: largest decompressed payload
     of one compressed entry; ``max_chunk_records``: records per chunk."""
 
-    window_bytes: int = 4 * 1024 * 1024  # some 2**17 records of offset commits
+    window_bytes: int = 2 * 1024 * 1024
     max_batch_bytes: int = 64 * 1024 * 1024
     decompress_limit: int = 256 * 1024 * 1024
     max_chunk_records: int = MAX_CHUNK_RECORDS
