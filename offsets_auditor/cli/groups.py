@@ -141,7 +141,7 @@ def _form_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@cyclic_gc_paused()  # the whole command: its audits, then the report over what they built
+@cyclic_gc_paused()  # the whole command: the groups' recovery, then what it prints of them
 def run(args: argparse.Namespace) -> int:
     words = list(args.words)
     if not words or words[0] not in (*_FORMS, "-h", "--help"):
