@@ -315,20 +315,12 @@ class _SegmentWriters:
             tuple(interner.names),
             merged(t["records"][ids], np.add, 0),
             tuple(
-                (count, merged(_padded(self.sums[row], t.capacity)[ids], np.add, 0))
+                (count, merged(self.sums[row][ids], np.add, 0))
                 for count, row in sorted(self.count_rows.items())
             ),
             np.where(lasts >= 0, firsts, -1),
             lasts,
         )
-
-
-def _padded(column: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int64]:
-    if len(column) >= size:
-        return column
-    out = np.zeros(size, dtype=np.int64)
-    out[: len(column)] = column
-    return out
 
 
 @dataclass
