@@ -7,7 +7,7 @@ the kernel, so growth between two polls is not missed; only what happens after a
 poll is) and ``VmRSS`` are read from ``/proc/<pid>/status``. Roles, for a Spark job in local mode:
 ``driver`` (the command itself: the Python driver), ``jvm`` (the Spark JVM: driver and executor
 in local mode), ``daemon`` (``pyspark.daemon``, which forks the Python workers), ``worker`` (its
-forked children: they run the executors' Python, ``mapInArrow``/``applyInArrow``), ``other``.
+forked children: they run the executors' Python, ``mapInArrow``, ``mapPartitions``), ``other``.
 A forked worker's ``VmHWM`` includes the pages it still shares with the daemon.
 
 CPU: the user + system seconds of every process of the tree (``/proc/<pid>/stat`` utime and

@@ -2,8 +2,9 @@
 
 Driver: plan each log dir (``audit_plan.plan_audit``, its own version detection), list its
 ``__consumer_offsets`` partitions, pack the segments into slots. Executors: stage A per segment
-(``mapInArrow``), stage B per partition (``applyInArrow``). Driver: stage C per log dir
-(``audit_stages.conclude``), the findings across log dirs (``replicas``), the tables, publish.
+(``mapInArrow``), stage B per partition (a task each: ``one_task_per_fold``). Driver: stage C
+per log dir (``audit_stages.conclude``), the findings across log dirs (``replicas``), the
+tables, publish.
 
 Runs as ``offsets-auditor scan`` and, unchanged, as ``spark-submit spark_jobs/scan.py`` (both
 through ``spark_jobs.cli``).
@@ -371,7 +372,6 @@ def _spark_round(
         FAILED,
         FOLDED,
         OK,
-        PARTITION_OUTCOMES,
         SEGMENT_RESULTS,
         ddl,
         fold_partition,
@@ -409,14 +409,19 @@ def _spark_round(
     results = spark.range(0, len(slots), 1, max(len(slots), 1)).mapInArrow(
         read_slots(get, counters.adder()), ddl(SEGMENT_RESULTS)
     )
-    folded = results.groupBy("input", "partition", "role").applyInArrow(
-        fold_partition(get), ddl(PARTITION_OUTCOMES)
+    sizes = {(w.input, w.partition.name): sum(t.size for t in w.tasks) for w in listed if w.tasks}
+    order = fold_order(sizes, context.split)
+    outcomes = (
+        one_task_per_fold(results.rdd.map(lambda row: row.asDict()), order)
+        .mapPartitions(fold_partition(get))
+        .collect()
+        if tasks
+        else []
     )
-    table = folded.toArrow() if tasks else None
     broadcast.unpersist()
     done: dict[tuple[int, str], tuple[PartitionOutcome, list[SegmentFacts], int]] = {}
     changed: set[tuple[int, str]] = set()
-    rows = _joined(table.to_pylist() if table is not None else [])
+    rows = _joined(outcomes)
     failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
     if failed is not None:
         raise ExecutorError(failed)
@@ -450,6 +455,42 @@ def _spark_round(
             light, groups = group_parts.set_apart(parts, source.index, source.work, outcome)
             done[key] = (light, [], groups)
     return done, changed
+
+
+#: A fold of stage B: (input, partition, role), a partition's or, split, one role's
+Fold = tuple[int, str, int]
+
+
+def fold_order(
+    sizes: dict[tuple[int, str], int], split: frozenset[tuple[int, str]]
+) -> dict[Fold, int]:
+    """Each fold's Spark partition in stage B, from the bytes of each (input, partition) read:
+    the largest folds first (Spark starts a stage's tasks in that order, so the longest start
+    first and the short fill the gaps)."""
+    from spark_jobs.tasks import GROUPS, SCAN, WHOLE
+
+    folds = [
+        ((index, name, role), size)
+        for (index, name), size in sizes.items()
+        for role in ((SCAN, GROUPS) if (index, name) in split else (WHOLE,))
+    ]
+    ordered = sorted(folds, key=lambda fold_size: -fold_size[1])
+    return {fold: place for place, (fold, _) in enumerate(ordered)}
+
+
+def one_task_per_fold(rows: Any, order: dict[Fold, int]) -> Any:
+    """Stage A's rows (an RDD of dicts) keyed by their fold's place in ``order`` and put in a
+    Spark partition of its own, so that each fold is a task of its own. Grouped by a DataFrame
+    instead, the folds shared tasks: hashed into buckets at random, and, as stage A's rows are
+    a small shuffle, Spark's adaptive execution coalesced them all into one task, one core
+    folding every partition in turn (a hot partition's two roles one after the other)."""
+    return rows.map(
+        lambda row: (order[(row["input"], row["partition"], row["role"])], row)
+    ).partitionBy(max(len(order), 1), _same)
+
+
+def _same(index: int) -> int:
+    return index
 
 
 def _joined(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

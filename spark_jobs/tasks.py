@@ -3,7 +3,7 @@
 ``read_slots`` (``mapInArrow``): each input row is a slot (a pack of segments); each segment is
 opened by name, checked to be the file listed, then read by ``audit_stages.read_segment_result``
 in bounded windows (or its result taken from the cache), and shipped as one Arrow row holding the
-pickled result. ``fold_partition`` (``applyInArrow``, grouped by input and partition): stage B,
+pickled result. ``fold_partition`` (``mapPartitions``, a partition's rows a task's): stage B,
 ``audit_stages.audit_partition``, over the partition's results in offset order, shipped back as
 one row holding the pickled (light) outcome and the segments' rows; the partition's groups go
 to their own file (``group_parts``), not through Spark. A big partition with several configs to
@@ -13,7 +13,7 @@ of its own, so one hot partition's emulations spread over the executors; the dri
 (``audit_stages.finish_partition``).
 
 A partition of ``Context.split`` (a big one with several configs) is folded by two tasks at
-once, as its results are grouped by role: one folds the cleaner's facts (``SCAN``, the fold kept
+once, its results going to a task per role: one folds the cleaner's facts (``SCAN``, the fold kept
 for the emulations), the other replays the groups (``GROUPS``); the driver joins them.
 
 A segment renamed, replaced or shortened since it was listed (the cleaner of a running broker
@@ -107,7 +107,7 @@ _DDL_TYPES = {
 
 
 def ddl(schema: pa.Schema) -> str:
-    """``schema`` as the DDL string Spark takes for ``mapInArrow``/``applyInArrow``."""
+    """``schema`` as the DDL string Spark takes for ``mapInArrow``."""
     return ", ".join(f"{field.name} {_DDL_TYPES[field.type]}" for field in schema)
 
 
@@ -234,38 +234,44 @@ def _failed_segment(task: SegmentTask, error: Exception) -> dict[str, Any]:
 
 def fold_partition(
     context: Callable[[], Context],
-) -> Callable[[pa.Table], pa.Table]:
-    """The ``applyInArrow`` function over one partition's segment results."""
+) -> Callable[[Iterator[tuple[int, dict[str, Any]]]], Iterator[dict[str, Any]]]:
+    """The ``mapPartitions`` function over one fold's segment rows (a Spark partition holds one
+    fold's, ``job.one_task_per_fold``): its outcome row (``PARTITION_OUTCOMES``)."""
 
-    def run(table: pa.Table) -> pa.Table:
+    def run(keyed: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+        rows = [row for _, row in keyed]
+        if not rows:
+            return
         try:
-            return fold(context(), table)
+            yield fold(context(), rows)
         except Exception as error:  # a bug: one line to the driver, not a failed task
-            first = table.slice(0, 1).to_pylist()[0]
-            failed = {
-                "input": first["input"],
-                "partition": first["partition"],
-                "status": FAILED,
-                "error": f"{one_line(error)}, folding {first['partition']}",
-            }
-            return pa.Table.from_pylist([failed], PARTITION_OUTCOMES)
+            yield outcome_row(
+                input=rows[0]["input"],
+                partition=rows[0]["partition"],
+                role=rows[0]["role"],
+                status=FAILED,
+                error=f"{one_line(error)}, folding {rows[0]['partition']}",
+            )
 
     return run
 
 
-def fold(ctx: Context, table: pa.Table) -> pa.Table:
-    """Stage B of one partition, or of its role (``SCAN``, ``GROUPS``): its outcome row (CHANGED
-    when it must be read again)."""
-    rows = sorted(table.to_pylist(), key=lambda r: r["position"])
+def outcome_row(**fields: Any) -> dict[str, Any]:
+    """A row of ``PARTITION_OUTCOMES``: ``fields``, the others None."""
+    return {**dict.fromkeys(PARTITION_OUTCOMES.names), **fields}
+
+
+def fold(ctx: Context, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Stage B of one partition, or of its role (``SCAN``, ``GROUPS``), over its segments' rows:
+    its outcome row (CHANGED when it must be read again)."""
+    rows = sorted(rows, key=lambda r: r["position"])
     index, name, role = rows[0]["input"], rows[0]["partition"], rows[0]["role"]
-    out = {"input": index, "partition": name, "role": role, "status": CHANGED, "outcome": None}
+    out = outcome_row(input=index, partition=name, role=role, status=CHANGED)
     partition = ctx.partitions[(index, name)]
     failed = next((r for r in rows if r["status"] == FAILED), None)
     if failed is not None:  # an internal error reading a segment: said once, by the driver
-        return pa.Table.from_pylist(
-            [{**out, "status": FAILED, "error": failed["error"]}], PARTITION_OUTCOMES
-        )
-    changed = pa.Table.from_pylist([{**out, "segments_json": "[]"}], PARTITION_OUTCOMES)
+        return {**out, "status": FAILED, "error": failed["error"]}
+    changed = {**out, "segments_json": "[]"}
     if len(rows) != len(partition.segments) or any(r["status"] != OK for r in rows):
         return changed
     cache_dir = Path(ctx.cache_dir)
@@ -278,7 +284,7 @@ def fold(ctx: Context, table: pa.Table) -> pa.Table:
                 row = _fold(ctx, rows, out, arrays)
     except _EntryGone:  # the cache entry is gone (or not shared): read the segment again
         return changed
-    return changed if row is None else pa.Table.from_pylist([row], PARTITION_OUTCOMES)
+    return changed if row is None else row
 
 
 def _fold(

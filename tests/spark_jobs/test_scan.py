@@ -491,6 +491,32 @@ def test_a_big_partitions_groups_are_replayed_beside_its_fold(
     assert any(len(seen) == 2 for seen in roles.values()), "a partition folded by two tasks"
 
 
+def test_each_fold_of_stage_b_is_a_task_of_its_own_the_largest_first(spark: Any) -> None:
+    """Stage B's folds (a partition's, or a split partition's two roles) each in a Spark
+    partition of its own, so that they run on as many cores as there are: grouped by a
+    DataFrame, Spark's adaptive execution coalesced the small shuffle of stage A's rows into one
+    task, and one core folded every partition in turn."""
+    from spark_jobs.job import fold_order, one_task_per_fold
+    from spark_jobs.tasks import GROUPS, SCAN, WHOLE
+
+    sizes = {(0, "p-0"): 10, (0, "p-1"): 900, (1, "p-0"): 50, (1, "p-1"): 50}
+    order = fold_order(sizes, frozenset({(0, "p-1")}))
+    assert sorted(order.values()) == list(range(5))
+    assert {order[(0, "p-1", SCAN)], order[(0, "p-1", GROUPS)]} == {0, 1}
+    assert order[(0, "p-0", WHOLE)] == 4
+    assert {order[(1, "p-0", WHOLE)], order[(1, "p-1", WHOLE)]} == {2, 3}
+    rows = [
+        {"input": i, "partition": name, "role": role, "position": position}
+        for (i, name, role) in order
+        for position in range(3)
+    ]
+    placed = one_task_per_fold(spark.sparkContext.parallelize(rows, 2), order).glom().collect()
+    assert len(placed) == len(order)
+    for place, keyed in enumerate(placed):
+        folds = {(row["input"], row["partition"], row["role"]) for _, row in keyed}
+        assert len(keyed) == 3 and [order[fold] for fold in folds] == [place]
+
+
 def _comparable(replay: Any) -> Any:
     """A replay whose located errors compare by what they say (exceptions compare by
     identity)."""
