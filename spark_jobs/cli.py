@@ -10,6 +10,7 @@ import argparse
 import re
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -404,7 +405,7 @@ def iso_time(seconds: float) -> str:
 
 
 def scan(master: str | None, options: Any, driver_memory: str | None = None) -> int:
-    from spark_jobs.job import Counters, republish_unchanged, run_scan, start
+    from spark_jobs.job import Counters, plan_inputs, republish_unchanged, run_scan, start
     from spark_jobs.progress import Progress
     from spark_jobs.session import spark_session
 
@@ -415,11 +416,16 @@ def scan(master: str | None, options: Any, driver_memory: str | None = None) -> 
     if result is None:
         if tty:
             print("starting Spark ...", file=sys.stderr, flush=True)
-        spark = spark_session(master, driver_memory=driver_memory)
+        # the log dirs are planned (version detection, listing: the driver's own reading)
+        # while the JVM starts, which mostly waits or uses another core
+        with ThreadPoolExecutor(1, thread_name_prefix="plan") as planning:
+            planned = planning.submit(plan_inputs, options, begun.now_ms)
+            spark = spark_session(master, driver_memory=driver_memory)
+            inputs = planned.result()
         counters = Counters(spark)
         progress = Progress(counters, sys.stderr, enabled=tty)
         try:
-            result = run_scan(spark, options, progress.set_total, counters, begun)
+            result = run_scan(spark, options, progress.set_total, counters, begun, inputs)
         finally:
             progress.stop()
     print_summary(result, time.monotonic() - started)

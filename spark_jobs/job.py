@@ -210,16 +210,18 @@ def run_scan(
     on_total: Callable[[int, int], None] = lambda segments, size: None,
     counters: Counters | None = None,
     begun: Start | None = None,
+    planned: Sequence[Input] | None = None,
 ) -> ScanResult:
     """Scan and publish; or, when nothing changed, publish the latest run again. ``begun``:
-    the start the caller took, having found nothing to republish (``republish_unchanged``)."""
+    the start the caller took, having found nothing to republish (``republish_unchanged``);
+    ``planned``: its log dirs' plans (``plan_inputs``), made while Spark started."""
     if begun is None:
         begun = start(options)
         republished = republish_unchanged(options, begun)
         if republished is not None:
             return republished
     now_ms, run_id, code = begun.now_ms, begun.run_id, begun.code
-    inputs = [_plan_input(i, path, options, now_ms) for i, path in enumerate(options.log_dirs)]
+    inputs = list(planned) if planned is not None else plan_inputs(options, now_ms)
     counters = counters or Counters(spark)
     cache_dir = options.home / published.CACHE
     parts = group_parts.parts_dir(options.home, run_id)
@@ -337,6 +339,12 @@ def _holder(a: BrokerAudit) -> Holder:
         str(a.log_dir.path),
         tuple((p.emulated.partition.partition, p.scan.log_end_offset) for p in a.partitions),
     )
+
+
+def plan_inputs(options: ScanOptions, now_ms: int) -> list[Input]:
+    """Each log dir planned: its version detected (or given), its config, its model and
+    groups' plan; no Spark needed."""
+    return [_plan_input(i, path, options, now_ms) for i, path in enumerate(options.log_dirs)]
 
 
 def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> Input:
