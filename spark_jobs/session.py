@@ -14,8 +14,9 @@ from typing import Any
 #: The JIT of the JVM this process starts (the driver's; in local mode the executors' too): the
 #: quick compiler only. That JVM mostly starts: the executors' work is their Python workers',
 #: the JVM only moves their small rows and schedules. Its optimizing compiler's work at start-up
-#: took the CPU the scan needs: Spark's start and first two jobs took 26.2 s pinned to one core,
-#: 12.9 s with the quick compiler only (12.5 s and 11.3 s on two cores).
+#: took the CPU the scan needs: Spark's start and first two jobs took 29.3-33.1 s pinned to one
+#: core, 13.5-15.3 s with the quick compiler only (two cores: 12.3-15.2 s, 11.2-12.1 s); a scan
+#: of one broker of the cluster benchmark gains about a second.
 EMBEDDED_JIT = "-XX:TieredStopAtLevel=1"
 
 
