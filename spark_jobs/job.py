@@ -390,6 +390,8 @@ def _spark_round(
     parallelism = spark.sparkContext.defaultParallelism
     slots = pack(tasks, max(2 * parallelism, sum(t.size for t in tasks) // SLOT_BYTES + 1))
     folds = group_parts.folds_dir(parts)
+    # bytes to read per (input, partition) with segments: which to split, and stage B's order
+    sizes = {(w.input, w.partition.name): sum(t.size for t in w.tasks) for w in listed if w.tasks}
     context = Context(
         plans={s.index: s.plan for s in inputs},
         works={s.index: s.work for s in inputs},
@@ -400,11 +402,11 @@ def _spark_round(
         folds_dir=str(folds),
         emulations_apart_records=options.emulations_apart_records,
         split=frozenset(
-            (w.input, w.partition.name)
-            for w in listed
-            if len(inputs[w.input].plan.configs) > 1
-            and inputs[w.input].work.groups_plan is not None
-            and sum(t.size for t in w.tasks) >= max(options.fold_apart_bytes, 1)
+            (index, name)
+            for (index, name), size in sizes.items()
+            if len(inputs[index].plan.configs) > 1
+            and inputs[index].work.groups_plan is not None
+            and size >= max(options.fold_apart_bytes, 1)
         ),
         slots=slots,
     )
@@ -417,7 +419,6 @@ def _spark_round(
     results = spark.range(0, len(slots), 1, max(len(slots), 1)).mapInArrow(
         read_slots(get, counters.adder()), ddl(SEGMENT_RESULTS)
     )
-    sizes = {(w.input, w.partition.name): sum(t.size for t in w.tasks) for w in listed if w.tasks}
     order = fold_order(sizes, context.split)
     outcomes = (
         one_task_per_fold(results.rdd.map(lambda row: row.asDict()), order)
