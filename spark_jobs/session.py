@@ -18,6 +18,8 @@ from typing import Any
 #: core, 13.5-15.3 s with the quick compiler only (two cores: 12.3-15.2 s, 11.2-12.1 s); a scan
 #: of one broker of the cluster benchmark gains about a second.
 EMBEDDED_JIT = "-XX:TieredStopAtLevel=1"
+#: The Python daemon of the executors this process starts (``spark_jobs.worker_daemon``).
+EMBEDDED_DAEMON = "spark_jobs.worker_daemon"
 
 
 def spark_session(
@@ -43,9 +45,14 @@ def spark_session(
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         log4j = Path(__file__).with_name("log4j2.properties")
-        builder = builder.config("spark.ui.enabled", "false").config(
-            "spark.driver.extraJavaOptions",
-            f"-Dlog4j2.configurationFile={log4j.as_uri()} {EMBEDDED_JIT}",
+        builder = (
+            builder.config("spark.ui.enabled", "false")
+            .config(
+                "spark.driver.extraJavaOptions",
+                f"-Dlog4j2.configurationFile={log4j.as_uri()} {EMBEDDED_JIT}",
+            )
+            # the executors' Python is this one: its daemon can drop Spark's archives
+            .config("spark.python.daemon.module", EMBEDDED_DAEMON)
         )
     builder = (
         builder.config("spark.ui.showConsoleProgress", "false")
