@@ -2,9 +2,9 @@
 
 Driver: plan each log dir (``audit_plan.plan_audit``, its own version detection), list its
 ``__consumer_offsets`` partitions, pack the segments into slots. Executors: stage A per segment
-(``mapInArrow``), stage B per partition (a task each: ``one_task_per_fold``). Driver: stage C
-per log dir (``audit_stages.conclude``), the findings across log dirs (``replicas``), the
-tables, publish.
+(``mapPartitions`` over slots), stage B per partition (a task each: ``one_task_per_fold``).
+Driver: stage C per log dir (``audit_stages.conclude``), the findings across log dirs
+(``replicas``), the tables, publish.
 
 Runs as ``offsets-auditor scan`` and, unchanged, as ``spark-submit spark_jobs/scan.py`` (both
 through ``spark_jobs.cli``).
@@ -380,8 +380,6 @@ def _spark_round(
         FAILED,
         FOLDED,
         OK,
-        SEGMENT_RESULTS,
-        ddl,
         fold_partition,
         read_slots,
     )
@@ -416,12 +414,10 @@ def _spark_round(
         value: Context = broadcast.value
         return value
 
-    results = spark.range(0, len(slots), 1, max(len(slots), 1)).mapInArrow(
-        read_slots(get, counters.adder()), ddl(SEGMENT_RESULTS)
-    )
+    results = spark.sparkContext.parallelize(range(len(slots)), max(len(slots), 1))
     order = fold_order(sizes, context.split)
     outcomes = (
-        one_task_per_fold(results.rdd.map(lambda row: row.asDict()), order)
+        one_task_per_fold(results.mapPartitions(read_slots(get, counters.adder())), order)
         .mapPartitions(fold_partition(get))
         .collect()
         if tasks

@@ -1,9 +1,10 @@
 """What runs on the executors: the core's stages A and B, nothing else.
 
-``read_slots`` (``mapInArrow``): each input row is a slot (a pack of segments); each segment is
+``read_slots`` (``mapPartitions`` over slot ids): each slot is a pack of segments; each segment is
 opened by name, checked to be the file listed, then read by ``audit_stages.read_segment_result``
-in bounded windows (or its result taken from the cache), and shipped as one Arrow row holding the
-pickled result. ``fold_partition`` (``mapPartitions``, a partition's rows a task's): stage B,
+in bounded windows (or its result taken from the cache), and shipped as one row naming its cache
+entry (or holding the pickled result). ``fold_partition`` (``mapPartitions``, a partition's rows
+a task's): stage B,
 ``audit_stages.audit_partition``, over the partition's results in offset order, shipped back as
 one row holding the pickled (light) outcome and the segments' rows; the partition's groups go
 to their own file (``group_parts``), not through Spark. A big partition with several configs to
@@ -57,6 +58,7 @@ OK, CHANGED, FAILED, FOLDED = "ok", "changed", "failed", "folded"
 #: cleaner's facts (SCAN) and the groups' replay (GROUPS)
 WHOLE, SCAN, GROUPS = 0, 1, 2
 
+#: The fields of a stage A row (a dict: ``read_slots``)
 SEGMENT_RESULTS = pa.schema(
     [
         ("input", pa.int64()),
@@ -113,24 +115,25 @@ def ddl(schema: pa.Schema) -> str:
 
 def read_slots(
     context: Callable[[], Context], progress: Callable[[int, int], None]
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function over slot ids (``context()`` reads the broadcast;
-    ``progress(segments, bytes)`` adds to the driver's counters)."""
+) -> Callable[[Iterator[int]], Iterator[dict[str, Any]]]:
+    """The ``mapPartitions`` function over slot ids (``context()`` reads the broadcast;
+    ``progress(segments, bytes)`` adds to the driver's counters): a row of
+    ``SEGMENT_RESULTS``'s fields per segment and role. A plain Python function of the RDD, so
+    that stage A and the keying of its rows for stage B run in one Python worker (as
+    ``mapInArrow``, each row went through the JVM and a second worker, to become a dict)."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(slots: Iterator[int]) -> Iterator[dict[str, Any]]:
         ctx = context()
-        for batch in batches:
-            for slot in batch.column("id").to_pylist():
-                for task in ctx.slots[slot]:
-                    try:
-                        row = read_task(ctx, task)
-                    except Exception as error:  # a bug: one line to the driver, not a task
-                        row = _failed_segment(task, error)
-                    progress(1, task.size)
-                    split = (task.input, task.partition) in ctx.split
-                    roles = (SCAN, GROUPS) if split else (WHOLE,)
-                    rows = [{**row, "role": role} for role in roles]
-                    yield pa.RecordBatch.from_pylist(rows, schema=SEGMENT_RESULTS)
+        for slot in slots:
+            for task in ctx.slots[slot]:
+                try:
+                    row = read_task(ctx, task)
+                except Exception as error:  # a bug: one line to the driver, not a task
+                    row = _failed_segment(task, error)
+                progress(1, task.size)
+                split = (task.input, task.partition) in ctx.split
+                for role in (SCAN, GROUPS) if split else (WHOLE,):
+                    yield {**dict.fromkeys(SEGMENT_RESULTS.names), **row, "role": role}
 
     return run
 

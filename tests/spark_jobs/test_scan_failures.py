@@ -10,7 +10,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from offsets_auditor import published
@@ -101,8 +100,7 @@ def test_executors_send_an_internal_error_back_as_one_line(
 
     context = SimpleNamespace(slots=[[task]], split=frozenset())
     run = tasks.read_slots(lambda: context, lambda n, b: None)  # type: ignore[arg-type,return-value]
-    (batch,) = run(iter([pa.RecordBatch.from_pylist([{"id": 0}])]))
-    (row,) = batch.to_pylist()
+    (row,) = run(iter([0]))
     assert row["status"] == tasks.FAILED
     assert row["error"].startswith("ValueError: boom second line (at test_scan_failures.py:")
     assert row["error"].endswith(", reading __consumer_offsets-1/00000000000000000000.log")
