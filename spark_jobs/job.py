@@ -528,7 +528,7 @@ def _emulate_apart(
 ) -> dict[tuple[int, str], list[Emulated | None]]:
     """The partitions stage B folded (``FOLDED`` rows) emulated at each of their plan's configs,
     a Spark task each; a partition is left out when an emulation found an entry gone."""
-    from spark_jobs.tasks import EMULATIONS, FAILED, OK, ddl, emulate_slots
+    from spark_jobs.tasks import FAILED, OK, emulate_slots
 
     emulations = [
         EmulationTask(
@@ -550,9 +550,8 @@ def _emulate_apart(
         return value
 
     n = len(emulations)
-    table = spark.range(0, n, 1, n).mapInArrow(emulate_slots(get), ddl(EMULATIONS)).toArrow()
+    rows = spark.sparkContext.parallelize(range(n), n).mapPartitions(emulate_slots(get)).collect()
     broadcast.unpersist()
-    rows = table.to_pylist()
     failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
     if failed is not None:
         raise ExecutorError(failed)

@@ -54,12 +54,10 @@ def spark_session(
             # the executors' Python is this one: its daemon can drop Spark's archives
             .config("spark.python.daemon.module", EMBEDDED_DAEMON)
         )
-    builder = (
-        builder.config("spark.ui.showConsoleProgress", "false")
-        # one row per segment (stage A) and per partition (stage B): small batches
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "64")
-        .config("spark.sql.shuffle.partitions", "64")
-        .config("spark.python.worker.reuse", "true")
+    # the scan's jobs are RDDs of Python functions (no SQL, no Arrow: its first DataFrame cost
+    # the JVM 2.2 s of start-up)
+    builder = builder.config("spark.ui.showConsoleProgress", "false").config(
+        "spark.python.worker.reuse", "true"
     )
     if submitted:
         session = builder.getOrCreate()

@@ -9,7 +9,7 @@ a task's): stage B,
 one row holding the pickled (light) outcome and the segments' rows; the partition's groups go
 to their own file (``group_parts``), not through Spark. A big partition with several configs to
 emulate (a detected version range) is only folded there (``FOLDED``): the fold is kept in the
-folds dir and ``emulate_slots`` (a second ``mapInArrow``) emulates it at each config in a task
+folds dir and ``emulate_slots`` (a second ``mapPartitions``) emulates it at each config in a task
 of its own, so one hot partition's emulations spread over the executors; the driver finishes it
 (``audit_stages.finish_partition``).
 
@@ -99,18 +99,6 @@ EMULATIONS = pa.schema(
         ("error", pa.string()),
     ]
 )
-
-_DDL_TYPES = {
-    pa.int64(): "long",
-    pa.string(): "string",
-    pa.bool_(): "boolean",
-    pa.binary(): "binary",
-}
-
-
-def ddl(schema: pa.Schema) -> str:
-    """``schema`` as the DDL string Spark takes for ``mapInArrow``."""
-    return ", ".join(f"{field.name} {_DDL_TYPES[field.type]}" for field in schema)
 
 
 def read_slots(
@@ -403,25 +391,24 @@ def fold_key(index: int, partition: str) -> str:
 
 def emulate_slots(
     context: Callable[[], Context],
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function over ``Context.emulations`` indexes: each a folded
-    partition emulated at one config."""
+) -> Callable[[Iterator[int]], Iterator[dict[str, Any]]]:
+    """The ``mapPartitions`` function over ``Context.emulations`` indexes: each a folded
+    partition emulated at one config, a row of ``EMULATIONS``'s fields."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(slots: Iterator[int]) -> Iterator[dict[str, Any]]:
         ctx = context()
-        for batch in batches:
-            for slot in batch.column("id").to_pylist():
-                task = ctx.emulations[slot]
-                try:
-                    row = emulate_task(ctx, task)
-                except Exception as error:  # a bug: one line to the driver, not a task
-                    row = {
-                        **_emulation_row(task),
-                        "status": FAILED,
-                        "error": f"{one_line(error)}, emulating {task.partition}"
-                        f" at config {task.config}",
-                    }
-                yield pa.RecordBatch.from_pylist([row], schema=EMULATIONS)
+        for slot in slots:
+            task = ctx.emulations[slot]
+            try:
+                row = emulate_task(ctx, task)
+            except Exception as error:  # a bug: one line to the driver, not a task
+                row = {
+                    **_emulation_row(task),
+                    "status": FAILED,
+                    "error": f"{one_line(error)}, emulating {task.partition}"
+                    f" at config {task.config}",
+                }
+            yield {**dict.fromkeys(EMULATIONS.names), **row}
 
     return run
 
