@@ -3,8 +3,9 @@
 On the benchmark cluster (``benchmarks/cluster.py``, generated unless present):
 
 1. Spark's start-up, measured alone in a fresh process per master: importing the job, creating
-   the session, the first trivial job (``spark.range(1).count()``), then the first job that
-   starts Python workers (``mapInArrow`` of one row), as the scan's first stage does.
+   the ``SparkContext``, the first trivial job (``sc.parallelize([0], 1).count()``), then the
+   first job that starts Python workers (a ``map`` of one element), as the scan's first stage
+   does.
 2. ``offsets-auditor audit`` of a broker's log dir (groups included, the default), pinned to one
    core; then of every broker, one after the other.
 3. ``offsets-auditor scan`` of the same log dir: ``--master local[1]`` pinned to one core (the
@@ -70,15 +71,15 @@ GiB = 1024**3
 STARTUP = """
 import json, sys, time
 t0 = time.perf_counter()
-from spark_jobs.session import spark_session
+from spark_jobs.session import spark_context
 t1 = time.perf_counter()
-spark = spark_session(sys.argv[1])
+sc = spark_context(sys.argv[1])
 t2 = time.perf_counter()
-spark.range(1).count()
+sc.parallelize([0], 1).count()
 t3 = time.perf_counter()
-spark.range(1).mapInArrow(lambda batches: batches, "id long").collect()
+sc.parallelize([0], 1).map(lambda x: x).collect()
 t4 = time.perf_counter()
-spark.stop()
+sc.stop()
 t5 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "session": t2 - t1, "first_job": t3 - t2,
                   "first_python_job": t4 - t3, "stop": t5 - t4}))
@@ -567,8 +568,8 @@ def section(
         f"- Throughput and rescans: {describe(manifest)}.\n"
         f"- Memory runs and the full-scale attempt: {describe(hot_manifest)}.\n\n"
         'Every run found the data in the page cache (read once before each run). "Spark'
-        ' start-up + stop s": session creation until the first trivial job completes, plus'
-        ' `spark.stop()`, measured alone for that master (table below); "job s": the wall time'
+        " start-up + stop s\": the context's creation until the first trivial job completes,"
+        ' plus `sc.stop()`, measured alone for that master (table below); "job s": the wall time'
         " less that, so everything the scan does itself, publishing included; MB/s (10^6 bytes)"
         ' and records/s from it. "of which before publishing": the manifest\'s'
         " `duration_seconds` (planning, both Spark stages, the driver's conclusion; not the"
@@ -583,8 +584,8 @@ def section(
         " the memory it cannot drop. `local[1]` and"
         " `audit` are pinned to one core; `audit` runs with groups (its default).\n\n"
         'Spark\'s start-up alone (a fresh process; "session" imports pyspark and starts the'
-        " JVM; then `spark.range(1).count()`, then a `mapInArrow` of one row, which starts the"
-        " Python workers as the scan's first stage does):\n\n"
+        " JVM and its `SparkContext`; then `sc.parallelize([0], 1).count()`, then a `map` of"
+        " one element, which starts the Python workers as the scan's first stage does):\n\n"
         f"{startup_table(startups)}\n\n"
         f"{throughput_table(list(runs.values()))}\n\n"
         "Memory against the hot partition's size (a log dir holding only the hot partition's"
@@ -635,7 +636,8 @@ def _record(run_: Run) -> dict[str, Any]:
 
 
 def spark_cost(startup: dict[str, float]) -> float:
-    """Spark's start-up (session creation until the first trivial job completes) and stop."""
+    """Spark's start-up (the context's creation until the first trivial job completes) and
+    stop."""
     return startup["session"] + startup["first_job"] + startup["stop"]
 
 

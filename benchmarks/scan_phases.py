@@ -65,12 +65,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from offsets_auditor.logdir.meta_properties import parse_java_properties
     from spark_jobs.job import ScanOptions, run_scan
-    from spark_jobs.session import spark_session
+    from spark_jobs.session import spark_context
 
     _, manifest = _cluster(args.scale)
     broker = manifest["brokers"][0]
-    spark = spark_session(args.master)
-    spark.range(1).count()
+    sc = spark_context(args.master)
+    sc.parallelize([0], 1).count()
     spent: dict[str, float] = defaultdict(float)
     for module_name, attribute, label in PHASES:
         owner: Any = importlib.import_module(module_name)
@@ -87,9 +87,9 @@ def main(argv: list[str] | None = None) -> int:
             now_ms=manifest["now_ms"],
         )
         started = time.perf_counter()
-        run_scan(spark, options)
+        run_scan(sc, options)
         total = time.perf_counter() - started
-    spark.stop()
+    sc.stop()
     print(
         f"one scan of {broker['log_dir']} ({broker['bytes'] / 1e9:.2f} GB,"
         f" {broker['live_offsets']:,} committed offsets), {args.master}: {total:.1f} s"

@@ -407,7 +407,7 @@ def iso_time(seconds: float) -> str:
 def scan(master: str | None, options: Any, driver_memory: str | None = None) -> int:
     from spark_jobs.job import Counters, plan_inputs, republish_unchanged, run_scan, start
     from spark_jobs.progress import Progress
-    from spark_jobs.session import spark_session
+    from spark_jobs.session import spark_context
 
     tty = sys.stderr.isatty()
     started = time.monotonic()
@@ -420,12 +420,12 @@ def scan(master: str | None, options: Any, driver_memory: str | None = None) -> 
         # while the JVM starts, which mostly waits or uses another core
         with ThreadPoolExecutor(1, thread_name_prefix="plan") as planning:
             planned = planning.submit(plan_inputs, options, begun.now_ms)
-            spark = spark_session(master, driver_memory=driver_memory)
+            sc = spark_context(master, driver_memory=driver_memory)
             inputs = planned.result()
-        counters = Counters(spark)
+        counters = Counters(sc)
         progress = Progress(counters, sys.stderr, enabled=tty)
         try:
-            result = run_scan(spark, options, progress.set_total, counters, begun, inputs)
+            result = run_scan(sc, options, progress.set_total, counters, begun, inputs)
         finally:
             progress.stop()
     print_summary(result, time.monotonic() - started)

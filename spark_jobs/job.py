@@ -140,10 +140,9 @@ class ScanResult:
 class Counters:
     """What the executors report as they go (Spark accumulators), read by the progress line."""
 
-    def __init__(self, spark: Any) -> None:
-        context = spark.sparkContext
-        self.segments = context.accumulator(0)
-        self.bytes = context.accumulator(0)
+    def __init__(self, sc: Any) -> None:
+        self.segments = sc.accumulator(0)
+        self.bytes = sc.accumulator(0)
 
     def adder(self) -> Callable[[int, int], None]:
         segments, size = self.segments, self.bytes
@@ -205,7 +204,7 @@ def republish_unchanged(options: ScanOptions, begun: Start) -> ScanResult | None
 
 
 def run_scan(
-    spark: Any,
+    sc: Any,
     options: ScanOptions,
     on_total: Callable[[int, int], None] = lambda segments, size: None,
     counters: Counters | None = None,
@@ -222,7 +221,7 @@ def run_scan(
             return republished
     now_ms, run_id, code = begun.now_ms, begun.run_id, begun.code
     inputs = list(planned) if planned is not None else plan_inputs(options, now_ms)
-    counters = counters or Counters(spark)
+    counters = counters or Counters(sc)
     cache_dir = options.home / published.CACHE
     parts = group_parts.parts_dir(options.home, run_id)
     outcomes: dict[tuple[int, str], PartitionOutcome] = {}
@@ -242,7 +241,7 @@ def run_scan(
                 sum(len(w.tasks) for w in listed), sum(t.size for w in listed for t in w.tasks)
             )
             first = False
-        done, changed = _spark_round(spark, inputs, listed, options, cache_dir, parts, counters)
+        done, changed = _spark_round(sc, inputs, listed, options, cache_dir, parts, counters)
         for work in listed:
             key = (work.input, work.partition.name)
             if key in done:
@@ -365,7 +364,7 @@ def _plan_input(index: int, path: Path, options: ScanOptions, now_ms: int) -> In
 
 
 def _spark_round(
-    spark: Any,
+    sc: Any,
     inputs: Sequence[Input],
     listed: Sequence[PartitionWork],
     options: ScanOptions,
@@ -385,7 +384,7 @@ def _spark_round(
     )
 
     tasks = [t for w in listed for t in w.tasks]
-    parallelism = spark.sparkContext.defaultParallelism
+    parallelism = sc.defaultParallelism
     slots = pack(tasks, max(2 * parallelism, sum(t.size for t in tasks) // SLOT_BYTES + 1))
     folds = group_parts.folds_dir(parts)
     # bytes to read per (input, partition) with segments: which to split, and stage B's order
@@ -408,13 +407,13 @@ def _spark_round(
         ),
         slots=slots,
     )
-    broadcast = spark.sparkContext.broadcast(context)
+    broadcast = sc.broadcast(context)
 
     def get() -> Context:
         value: Context = broadcast.value
         return value
 
-    results = spark.sparkContext.parallelize(range(len(slots)), max(len(slots), 1))
+    results = sc.parallelize(range(len(slots)), max(len(slots), 1))
     order = fold_order(sizes, context.split)
     outcomes = (
         one_task_per_fold(results.mapPartitions(read_slots(get, counters.adder())), order)
@@ -430,7 +429,7 @@ def _spark_round(
     failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
     if failed is not None:
         raise ExecutorError(failed)
-    emulated = _emulate_apart(spark, context, [r for r in rows if r["status"] == FOLDED])
+    emulated = _emulate_apart(sc, context, [r for r in rows if r["status"] == FOLDED])
     for row in rows:
         key = (row["input"], row["partition"])
         groups_found = row["groups"] == 0 or group_parts.part_path(parts, *key).is_file()
@@ -524,7 +523,7 @@ def _joined(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _emulate_apart(
-    spark: Any, context: Context, folded: Sequence[dict[str, Any]]
+    sc: Any, context: Context, folded: Sequence[dict[str, Any]]
 ) -> dict[tuple[int, str], list[Emulated | None]]:
     """The partitions stage B folded (``FOLDED`` rows) emulated at each of their plan's configs,
     a Spark task each; a partition is left out when an emulation found an entry gone."""
@@ -543,14 +542,14 @@ def _emulate_apart(
     ]
     if not emulations:
         return {}
-    broadcast = spark.sparkContext.broadcast(replace(context, slots=[], emulations=emulations))
+    broadcast = sc.broadcast(replace(context, slots=[], emulations=emulations))
 
     def get() -> Context:
         value: Context = broadcast.value
         return value
 
     n = len(emulations)
-    rows = spark.sparkContext.parallelize(range(n), n).mapPartitions(emulate_slots(get)).collect()
+    rows = sc.parallelize(range(n), n).mapPartitions(emulate_slots(get)).collect()
     broadcast.unpersist()
     failed = next((row["error"] for row in rows if row["status"] == FAILED), None)
     if failed is not None:

@@ -5,7 +5,7 @@ Spark puts ``pyspark.zip``, py4j's zip and its ``spark-core`` jar first on every
 path. pyspark's worker calls ``importlib.invalidate_caches()`` at the start of every task, and
 Python 3.11 then reads each of those archives' index again, in Python: 94 ms a task (spark-core
 alone lists thousands of files). And what the workers import from those zips is compiled from
-source, in every worker. Where this process starts the JVM (``spark_session``), the executors'
+source, in every worker. Where this process starts the JVM (``spark_context``), the executors'
 Python is this one, with pyspark and py4j installed: the same code as those archives. So the
 daemon drops them before it imports pyspark; the workers it forks inherit the path.
 """

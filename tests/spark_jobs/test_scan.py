@@ -510,7 +510,7 @@ def test_each_fold_of_stage_b_is_a_task_of_its_own_the_largest_first(spark: Any)
         for (i, name, role) in order
         for position in range(3)
     ]
-    placed = one_task_per_fold(spark.sparkContext.parallelize(rows, 2), order).glom().collect()
+    placed = one_task_per_fold(spark.parallelize(rows, 2), order).glom().collect()
     assert len(placed) == len(order)
     for place, keyed in enumerate(placed):
         folds = {(row["input"], row["partition"], row["role"]) for _, row in keyed}

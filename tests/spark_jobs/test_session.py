@@ -30,8 +30,6 @@ def _worker_imports(_: Any) -> tuple[list[str], list[str], str]:
 def test_embedded_workers_import_the_installed_pyspark_not_spark_archives(spark: Any) -> None:
     """pyspark's worker re-reads every archive on its path at each task (94 ms)."""
     pyspark = pytest.importorskip("pyspark")
-    [(path, cached, worker_pyspark)] = (
-        spark.sparkContext.parallelize([0], 1).map(_worker_imports).collect()
-    )
+    [(path, cached, worker_pyspark)] = spark.parallelize([0], 1).map(_worker_imports).collect()
     assert [entry for entry in path + cached if spark_archive(entry)] == []
     assert worker_pyspark == pyspark.__file__

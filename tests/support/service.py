@@ -65,12 +65,13 @@ class Published:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
+    """The embedded ``SparkContext`` the scan runs on."""
     pytest.importorskip("pyspark")
-    from spark_jobs.session import spark_session
+    from spark_jobs.session import spark_context
 
-    session = spark_session(None, "offsets-auditor service tests")
-    yield session
-    session.stop()
+    sc = spark_context(None, "offsets-auditor service tests")
+    yield sc
+    sc.stop()
 
 
 @pytest.fixture(scope="session")
