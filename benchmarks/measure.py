@@ -4,11 +4,12 @@ process it starts, by role (Linux ``/proc``).
 Memory: every ``interval`` seconds the process tree under the command is listed
 (``/proc/<pid>/stat`` parent ids) and each process's ``VmHWM`` (its peak resident set, kept by
 the kernel, so growth between two polls is not missed; only what happens after a process's last
-poll is) and ``VmRSS`` are read from ``/proc/<pid>/status``. Roles, for a Spark job in local mode:
-``driver`` (the command itself: the Python driver), ``jvm`` (the Spark JVM: driver and executor
-in local mode), ``daemon`` (``pyspark.daemon``, which forks the Python workers), ``worker`` (its
-forked children: they run the executors' Python, ``mapInArrow``, ``mapPartitions``), ``other``.
-A forked worker's ``VmHWM`` includes the pages it still shares with the daemon.
+poll is) and ``VmRSS`` are read from ``/proc/<pid>/status``. Roles, for a Spark job in local
+mode: ``driver`` (the command itself: the Python driver), ``jvm`` (the Spark JVM: driver and
+executor in local mode), ``daemon`` (``pyspark.daemon`` or ``spark_jobs.worker_daemon``, which
+forks the Python workers), ``worker`` (its forked children: they run the executors' Python,
+``mapPartitions``), ``other``. A forked worker's ``VmHWM`` includes the pages it still shares
+with the daemon.
 
 CPU: the user + system seconds of every process of the tree (``/proc/<pid>/stat`` utime and
 stime, as last seen by a poll: a process's last ``interval`` before it exits is missed), or the
@@ -129,12 +130,17 @@ def _tree(root: int) -> dict[int, int]:
     return tree
 
 
+#: The modules a Python daemon of Spark's executors runs as (``spark_jobs.worker_daemon`` where
+#: the scan starts the JVM itself)
+_DAEMONS = ("pyspark.daemon", "spark_jobs.worker_daemon")
+
+
 def _role(pid: int, root: int, parent_role: str | None, argv: Sequence[str]) -> str:
     if pid == root:
         return "driver"
     if argv and os.path.basename(argv[0]) == "java":
         return "jvm"
-    if "pyspark.daemon" in argv:
+    if any(module in argv for module in _DAEMONS):
         return "worker" if parent_role == "daemon" else "daemon"
     if "pyspark.worker" in argv:
         return "worker"

@@ -6,7 +6,7 @@ the functions the scan calls (nothing of the scan is changed):
 
 - listing the partitions as consistent snapshots (``list_partition``);
 - waiting for the executors: stages A (per segment) and B (per partition) run when the driver
-  collects the folded results (``DataFrame.toArrow``);
+  collects the folded results, and the emulations apart when it collects those (``RDD.collect``);
 - unpickling the partitions' outcomes on the driver (``cache.loads``);
 - each log dir's conclusion (``conclude``: the cleaner's threads, groups, findings) and its report
   as JSON-ready dicts (``report_json``);
@@ -33,7 +33,7 @@ from benchmarks.scan import _cluster
 
 PHASES: tuple[tuple[str, str, str], ...] = (
     ("spark_jobs.job", "list_partition", "listing partitions"),
-    ("pyspark.sql.classic.dataframe", "DataFrame.toArrow", "executors: stages A and B"),
+    ("pyspark.core.rdd", "RDD.collect", "executors: stages A and B, emulations"),
     ("spark_jobs.cache", "loads", "unpickling outcomes (driver)"),
     ("spark_jobs.job", "conclude", "conclusion per log dir (driver)"),
     ("spark_jobs.job", "report_json", "reports as dicts (driver)"),

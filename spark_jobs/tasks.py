@@ -1,17 +1,17 @@
 """What runs on the executors: the core's stages A and B, nothing else.
 
-``read_slots`` (``mapPartitions`` over slot ids): each slot is a pack of segments; each segment is
-opened by name, checked to be the file listed, then read by ``audit_stages.read_segment_result``
-in bounded windows (or its result taken from the cache), and shipped as one row naming its cache
-entry (or holding the pickled result). ``fold_partition`` (``mapPartitions``, a partition's rows
-a task's): stage B,
+``read_slots`` (``mapPartitions`` over slot ids): each slot is a pack of segments; each segment
+is opened by name, checked to be the file listed, then read by
+``audit_stages.read_segment_result`` in bounded windows (or its result taken from the cache),
+and shipped as one row naming its cache entry (or holding the pickled result).
+``fold_partition`` (``mapPartitions``, a partition's rows a task's): stage B,
 ``audit_stages.audit_partition``, over the partition's results in offset order, shipped back as
-one row holding the pickled (light) outcome and the segments' rows; the partition's groups go
-to their own file (``group_parts``), not through Spark. A big partition with several configs to
+one row holding the pickled (light) outcome and the segments' rows; the partition's groups go to
+their own file (``group_parts``), not through Spark. A big partition with several configs to
 emulate (a detected version range) is only folded there (``FOLDED``): the fold is kept in the
-folds dir and ``emulate_slots`` (a second ``mapPartitions``) emulates it at each config in a task
-of its own, so one hot partition's emulations spread over the executors; the driver finishes it
-(``audit_stages.finish_partition``).
+folds dir and ``emulate_slots`` (a second ``mapPartitions``) emulates it at each config in a
+task of its own, so one hot partition's emulations spread over the executors; the driver
+finishes it (``audit_stages.finish_partition``).
 
 A partition of ``Context.split`` (a big one with several configs) is folded by two tasks at
 once, its results going to a task per role: one folds the cleaner's facts (``SCAN``, the fold kept
