@@ -29,8 +29,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict
 
-import pyarrow as pa
-
 from offsets_auditor.audit.stages import (
     FoldedPartition,
     SegmentResult,
@@ -58,47 +56,48 @@ OK, CHANGED, FAILED, FOLDED = "ok", "changed", "failed", "folded"
 #: cleaner's facts (SCAN) and the groups' replay (GROUPS)
 WHOLE, SCAN, GROUPS = 0, 1, 2
 
-#: The fields of a stage A row (a dict: ``read_slots``)
-SEGMENT_RESULTS = pa.schema(
-    [
-        ("input", pa.int64()),
-        ("partition", pa.string()),
-        ("position", pa.int64()),
-        ("role", pa.int64()),
-        ("status", pa.string()),
-        ("reused", pa.bool_()),
-        ("cache_key", pa.string()),
-        ("size", pa.int64()),
-        ("result", pa.binary()),
-        ("error", pa.string()),  # FAILED: the internal error, one line
-    ]
+#: The fields of the rows the tasks exchange with the driver (dicts; :func:`row_of`). Stage A's
+#: (``read_slots``), a segment's in one role:
+SEGMENT_RESULTS = (
+    "input",
+    "partition",
+    "position",
+    "role",
+    "status",
+    "reused",
+    "cache_key",
+    "size",
+    "result",
+    "error",  # FAILED: the internal error, one line
 )
 
-PARTITION_OUTCOMES = pa.schema(
-    [
-        ("input", pa.int64()),
-        ("partition", pa.string()),
-        ("role", pa.int64()),
-        ("status", pa.string()),
-        # OK: the outcome (GROUPS: the replay, light); FOLDED: the partition folded, light
-        ("outcome", pa.binary()),
-        ("groups", pa.int64()),
-        ("segments_json", pa.string()),
-        ("error", pa.string()),
-        ("fold_key", pa.string()),  # FOLDED: the fold's entry in the folds dir
-    ]
+#: Stage B's (``fold_partition``), a fold's:
+PARTITION_OUTCOMES = (
+    "input",
+    "partition",
+    "role",
+    "status",
+    "outcome",  # OK: the outcome (GROUPS: the replay, light); FOLDED: the partition folded, light
+    "groups",
+    "segments_json",
+    "error",
+    "fold_key",  # FOLDED: the fold's entry in the folds dir
 )
 
-EMULATIONS = pa.schema(
-    [
-        ("input", pa.int64()),
-        ("partition", pa.string()),
-        ("config", pa.int64()),
-        ("status", pa.string()),
-        ("emulated", pa.binary()),  # OK: the (light) emulation, or None
-        ("error", pa.string()),
-    ]
+#: An emulation apart's (``emulate_slots``):
+EMULATIONS = (
+    "input",
+    "partition",
+    "config",
+    "status",
+    "emulated",  # OK: the (light) emulation, or None
+    "error",
 )
+
+
+def row_of(fields: tuple[str, ...], **values: Any) -> dict[str, Any]:
+    """A row of ``fields``: ``values``, the others None (the driver reads every field)."""
+    return {**dict.fromkeys(fields), **values}
 
 
 def read_slots(
@@ -121,7 +120,7 @@ def read_slots(
                 progress(1, task.size)
                 split = (task.input, task.partition) in ctx.split
                 for role in (SCAN, GROUPS) if split else (WHOLE,):
-                    yield {**dict.fromkeys(SEGMENT_RESULTS.names), **row, "role": role}
+                    yield row_of(SEGMENT_RESULTS, **row, role=role)
 
     return run
 
@@ -236,7 +235,8 @@ def fold_partition(
         try:
             yield fold(context(), rows)
         except Exception as error:  # a bug: one line to the driver, not a failed task
-            yield outcome_row(
+            yield row_of(
+                PARTITION_OUTCOMES,
                 input=rows[0]["input"],
                 partition=rows[0]["partition"],
                 role=rows[0]["role"],
@@ -247,17 +247,12 @@ def fold_partition(
     return run
 
 
-def outcome_row(**fields: Any) -> dict[str, Any]:
-    """A row of ``PARTITION_OUTCOMES``: ``fields``, the others None."""
-    return {**dict.fromkeys(PARTITION_OUTCOMES.names), **fields}
-
-
 def fold(ctx: Context, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Stage B of one partition, or of its role (``SCAN``, ``GROUPS``), over its segments' rows:
     its outcome row (CHANGED when it must be read again)."""
     rows = sorted(rows, key=lambda r: r["position"])
     index, name, role = rows[0]["input"], rows[0]["partition"], rows[0]["role"]
-    out = outcome_row(input=index, partition=name, role=role, status=CHANGED)
+    out = row_of(PARTITION_OUTCOMES, input=index, partition=name, role=role, status=CHANGED)
     partition = ctx.partitions[(index, name)]
     failed = next((r for r in rows if r["status"] == FAILED), None)
     if failed is not None:  # an internal error reading a segment: said once, by the driver
@@ -408,7 +403,7 @@ def emulate_slots(
                     "error": f"{one_line(error)}, emulating {task.partition}"
                     f" at config {task.config}",
                 }
-            yield {**dict.fromkeys(EMULATIONS.names), **row}
+            yield row_of(EMULATIONS, **row)
 
     return run
 
