@@ -384,11 +384,11 @@ def _spark_round(
     )
 
     tasks = [t for w in listed for t in w.tasks]
-    parallelism = sc.defaultParallelism
-    slots = pack(tasks, max(2 * parallelism, sum(t.size for t in tasks) // SLOT_BYTES + 1))
-    folds = group_parts.folds_dir(parts)
-    # bytes to read per (input, partition) with segments: which to split, and stage B's order
+    # bytes to read per (input, partition) with segments: the slots, which to split, stage B's order
     sizes = {(w.input, w.partition.name): sum(t.size for t in w.tasks) for w in listed if w.tasks}
+    parallelism = sc.defaultParallelism
+    slots = pack(tasks, max(2 * parallelism, sum(sizes.values()) // SLOT_BYTES + 1))
+    folds = group_parts.folds_dir(parts)
     context = Context(
         plans={s.index: s.plan for s in inputs},
         works={s.index: s.work for s in inputs},
