@@ -216,7 +216,7 @@ def note_coverage(old: ref.Emulated, spec: Partition, log_dir: Path) -> None:
         event("cleaner checkpoint")
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(
     spec=partitions(SOUND_ENTRIES),
     version=st.sampled_from(VERSIONS),
@@ -486,7 +486,7 @@ def test_the_audit_is_the_same_in_small_windows_on_real_log_dirs(log_dir: Path) 
         assert audit_document(log_dir, cfg, Backend.NATIVE) == default
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(
     spec=partitions(),
     version=st.sampled_from(VERSIONS),
@@ -513,7 +513,7 @@ def test_the_audit_is_the_same_with_either_reader_on_the_hand_built_partitions(
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     spec=partitions(),
     version=st.sampled_from(VERSIONS),

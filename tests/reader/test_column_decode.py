@@ -118,7 +118,7 @@ def generated_segment(key: bytes, value: bytes | None, magic: int) -> bytes:
     return entry + legacy(9, key, value)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(keys(), st.one_of(st.none(), values()), st.sampled_from([0, 1, 2]))
 def test_generated_records_decode_as_the_schemas_say(
     key: bytes, value: bytes | None, magic: int
@@ -158,7 +158,7 @@ def test_segment_text_of_everything_and_damage() -> None:
     assert column_text(data, window_bytes=100) == record_text(data, window_bytes=100)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(keys(), st.one_of(st.none(), values()), st.sampled_from([0, 1, 2]))
 def test_segment_text_of_generated_records(key: bytes, value: bytes | None, magic: int) -> None:
     data = generated_segment(key, value, magic)

@@ -15,7 +15,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
@@ -140,7 +140,7 @@ def test_samples_decode_cleanly() -> None:
         assert items and all(isinstance(i, DecodedRecord) for i in items)
 
 
-@settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(sample=st.sampled_from(SAMPLES), cut=st.integers(min_value=0, max_value=16384))
 def test_truncated(sample: bytes, cut: int) -> None:
     data = sample[: min(cut, len(sample))]
@@ -152,7 +152,7 @@ def test_truncated(sample: bytes, cut: int) -> None:
     assert all(d.batch.position + d.batch.size <= len(data) for d in decoded)
 
 
-@settings(max_examples=500, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500)
 @given(
     sample=st.sampled_from(SAMPLES),
     flips=st.lists(
@@ -169,7 +169,7 @@ def test_bit_flipped(sample: bytes, flips: list[tuple[int, int]], window: int) -
     decode_all(bytes(data), window)
 
 
-@settings(max_examples=500, deadline=4000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500)
 @given(
     sample=st.sampled_from(SAMPLES),
     flips=st.lists(
@@ -189,7 +189,7 @@ def test_bit_flipped_with_crcs_recomputed(
     decode_all(fix_crcs(bytes(data)), window)
 
 
-@settings(max_examples=300, deadline=4000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(
     sample=st.sampled_from(SAMPLES),
     at=st.integers(min_value=0),
@@ -209,13 +209,13 @@ def test_int_fields_overwritten_with_crcs_recomputed(sample: bytes, at: int, val
 WINDOWS = st.sampled_from([18, 61, 100, 4096])
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300)
 @given(data=st.binary(max_size=4096), window=WINDOWS)
 def test_random_bytes(data: bytes, window: int) -> None:
     decode_all(data, window)
 
 
-@settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200)
 @given(
     a=st.sampled_from(SAMPLES),
     b=st.sampled_from(SAMPLES),

@@ -30,13 +30,13 @@ def test_md5_block_boundaries(length: int) -> None:
     assert _native.md5(data[:length]) == hashlib.md5(data[:length]).digest()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.binary(max_size=140), max_size=40), st.sampled_from(WIDTHS))
 def test_md5_in_lanes_is_hashlib(keys: list[bytes], width: int) -> None:
     assert _native.md5_many(keys, width) == [hashlib.md5(k).digest() for k in keys]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=600))
 def test_crcs_are_zlibs_and_crc32c(data: bytes) -> None:
     assert _native.crc(data, False) == zlib.crc32(data)
@@ -54,7 +54,7 @@ def test_string_table_interns_in_first_seen_order() -> None:
         table[len(table)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.binary(max_size=40), max_size=100))
 def test_string_table_tells_apart_strings_one_byte_apart(strings: list[bytes]) -> None:
     # the table hashes and compares in whole words with overlapping tails: every length and
@@ -164,7 +164,7 @@ def _retained_in_numpy(w: dict[str, Any]) -> tuple[Any, ...]:
     return counts, keep, np.array([n_live, w_live, w_all, n_kept, w_kept])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(_windows())
 def test_retain_is_the_retention_rules(window: dict[str, Any]) -> None:
     expected_counts, expected_alive, expected_sums = _retained_in_numpy(window)
@@ -193,7 +193,7 @@ def test_retain_refuses_what_does_not_fit() -> None:
                        -1, False, True, False, np.zeros(4, np.int64))  # fmt: skip
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.binary(min_size=16, max_size=16), max_size=300))
 def test_key_table_ids_are_first_seen_order(digests: list[bytes]) -> None:
     table = _native.KeyTable()
@@ -234,7 +234,7 @@ def _map_put_reference(
     return len(ids), size, last_new
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.lists(st.integers(0, 30), max_size=200),
     st.lists(st.booleans(), min_size=31, max_size=31),

@@ -119,13 +119,12 @@ def _value_or_documented_error(key: RecordKey, raw: bytes) -> object:
     return result
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(st.binary(max_size=64))
 def test_random_key_bytes(raw: bytes) -> None:
     _key_or_documented_error(raw)
 
 
-@settings(deadline=None)
 @given(st.sampled_from(list(range(len(VALID_KEYS)))), st.data())
 def test_truncated_and_mutated_keys(index: int, data: st.DataObject) -> None:
     raw = VALID_KEYS[index]
@@ -137,13 +136,13 @@ def test_truncated_and_mutated_keys(index: int, data: st.DataObject) -> None:
     _key_or_documented_error(bytes(mutated))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(st.sampled_from(ALL_KEYS), st.binary(max_size=96))
 def test_random_value_bytes(key: RecordKey, raw: bytes) -> None:
     _value_or_documented_error(key, raw)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(st.sampled_from(list(range(len(VALID_VALUES)))), st.data())
 def test_truncated_and_mutated_values(index: int, data: st.DataObject) -> None:
     key, raw = VALID_VALUES[index]
@@ -164,7 +163,7 @@ def test_full_valid_values_decode() -> None:
     assert SUBSCRIPTION_V1 and ASSIGNMENT_V0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=80))
 def test_random_transaction_log_bytes(raw: bytes) -> None:
     with contextlib.suppress(TruncatedError, CorruptError):

@@ -43,7 +43,7 @@ def _decode(record_type: int, key_strings: tuple[str, ...], raw: bytes) -> Recor
 # Found by hypothesis: error 1, no topics, assignor version -1 and empty metadata read in the
 # 3.8+ layout too (valid in both: the newest layout first, see test_type4_layouts).
 @example(error=1, tps=[], mv=-1, md=b"")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.integers(-128, 127), topic_partitions, st.integers(-(2**15), 2**15 - 1), st.binary())
 def test_type7_37_layout(
     error: int, tps: list[tuple[bytes, list[int]]], mv: int, md: bytes
@@ -57,7 +57,7 @@ def test_type7_37_layout(
     assert value.fields["topic_partitions"] == _decoded(tps)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(topic_partitions)
 def test_type7_38_layout(tps: list[tuple[bytes, list[int]]]) -> None:
     value = _decode(7, ("g", "m"), i16(0) + _encode_topic_partitions(tps) + NO_TAGS)
@@ -65,7 +65,7 @@ def test_type7_38_layout(tps: list[tuple[bytes, list[int]]]) -> None:
     assert value.fields == {"topic_partitions": _decoded(tps)}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(epochs, epochs, epochs, topic_partitions, topic_partitions, st.integers(-128, 127))
 def test_type8_37_layout(
     member: int,
@@ -88,7 +88,7 @@ def test_type8_37_layout(
     assert value.fields["target_member_epoch"] == target
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(epochs, epochs, st.integers(-128, 127), topic_partitions, topic_partitions)
 def test_type8_38_layout(
     member: int,
@@ -150,7 +150,7 @@ def _fits_newest(record_type: int, raw: bytes) -> bool:
     epoch=50331648,
     topics=[(b"\x00" * 12 + b"\x07\x00\x00\x00", "\x80", 0, []), (b"\x00" * 16, "", 0, [])],
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(epochs, topic_metadata)
 def test_type4_layouts(
     epoch: int, topics: list[tuple[bytes, str, int, list[tuple[int, list[str]]]]]
