@@ -19,7 +19,7 @@ Nothing here reads files.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -386,49 +386,57 @@ class GroupsFold:
         pending: list[PendingTransactionalOffset],
     ) -> GroupState:
         """``offsets`` sorted by topic and partition already; ``expected_partition`` is
-        ``partitionFor``'s."""
-        base = GroupState(
-            name,
-            self.partition,
-            expected_partition,
-            GroupStateName.DEAD,
-            offsets=tuple(offsets),
-            pending_transactional_offsets=tuple(
-                sorted(pending, key=lambda p: (p.producer_id, p.offset.topic, p.offset.partition))
-            )
-            if pending
-            else (),
+        ``partitionFor``'s. Each group's state is built once (a frozen dataclass takes 3 µs to
+        build, and a big partition holds hundreds of thousands of groups)."""
+        held = tuple(offsets)
+        waiting = tuple(
+            sorted(pending, key=lambda p: (p.producer_id, p.offset.topic, p.offset.partition))
         )
         consumer = self._consumer_groups.get(name)
         if consumer is not None and consumer.exists:
-            return replace(
-                base,
-                state=consumer.state(),
+            return GroupState(
+                name,
+                self.partition,
+                expected_partition,
+                consumer.state(),
                 group_type="consumer",
                 protocol_type="consumer",
                 generation=consumer.epoch,
                 members=consumer.member_models(),
+                offsets=held,
+                pending_transactional_offsets=waiting,
                 metadata_log_offset=consumer.metadata_log_offset,
             )
         metadata = self._metadata.get(name)
         if metadata is not None:
             log_offset, value = metadata
-            return classic_group(base, value, log_offset, self.rules)
-        if offsets or pending:
-            state = (
-                GroupStateName.EMPTY_NO_METADATA
-                if self.rules.empty_state
-                else GroupStateName.DEAD_NO_METADATA
+            base = GroupState(
+                name,
+                self.partition,
+                expected_partition,
+                GroupStateName.DEAD,
+                offsets=held,
+                pending_transactional_offsets=waiting,
             )
+            return classic_group(base, value, log_offset, self.rules)
+        if held or waiting:
             return GroupState(
                 name,
-                base.coordinator_partition,
-                base.expected_partition,
-                state,
-                offsets=base.offsets,
-                pending_transactional_offsets=base.pending_transactional_offsets,
+                self.partition,
+                expected_partition,
+                GroupStateName.EMPTY_NO_METADATA
+                if self.rules.empty_state
+                else GroupStateName.DEAD_NO_METADATA,
+                offsets=held,
+                pending_transactional_offsets=waiting,
             )
-        return replace(base, removed_at_log_offset=self._removals.get(name))
+        return GroupState(
+            name,
+            self.partition,
+            expected_partition,
+            GroupStateName.DEAD,
+            removed_at_log_offset=self._removals.get(name),
+        )
 
 
 def _committed_offset(commit: Commit, producer_id: int) -> CommittedOffset:
