@@ -222,9 +222,15 @@ class DeltaBuilder:
         table = self._string_names
         table.reserve(int(string_ids.max()) + 1)
         names = table["name"]
-        new = np.unique(string_ids[names[string_ids] < 0])
-        if len(new):
-            names[new] = self._names.ids([self._rows.text(chunk, i) for i in new.tolist()])
+        found = names[string_ids]
+        unnamed = found < 0
+        if not unnamed.any():
+            return found
+        # the string ids not named yet, each once and in order: marked, not sorted (np.unique)
+        marked = np.zeros(len(names), dtype=np.bool_)
+        marked[string_ids[unnamed]] = True
+        new = np.flatnonzero(marked)
+        names[new] = self._names.ids([self._rows.text(chunk, i) for i in new.tolist()])
         return names[string_ids]
 
     # -- one chunk --------------------------------------------------------------------------
