@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 from offsets_auditor import published
 from offsets_auditor.audit.group_recovery import without_groups
 from offsets_auditor.audit.stages import FoldedPartition, LogDirWork, PartitionOutcome
-from offsets_auditor.groups.model import GroupState, PartitionGroups
-from offsets_auditor.published.groups import group_columns
+from offsets_auditor.groups.model import PartitionGroups
+from offsets_auditor.published.groups import group_columns, table_columns
 from offsets_auditor.published.rows import Where
 from spark_jobs.publish import arrow_schema, column
 
@@ -50,8 +50,14 @@ def part_path(parts: Path, index: int, partition: str) -> Path:
     return parts / f"{index}-{partition}.arrow"
 
 
-def write(parts: Path, index: int, partition: str, groups: Iterable[GroupState]) -> None:
-    columns = group_columns(groups)
+def write(parts: Path, index: int, partition: str, replay: PartitionGroups) -> None:
+    """``replay``'s groups as the part of ``partition`` of input ``index`` (from its committed
+    offsets' columns when the replay kept them so)."""
+    columns = (
+        group_columns(replay.groups)
+        if replay.committed is None
+        else table_columns(replay.groups, replay.committed)
+    )
     table = pa.table([column(columns[f.name], f.type) for f in PART_SCHEMA], schema=PART_SCHEMA)
     target = part_path(parts, index, partition)
     tmp = parts / f".{target.name}.{os.getpid()}.tmp"
@@ -146,6 +152,6 @@ def set_apart_replay(
         return replay, 0
     partitions_count = work.groups_plan.partitions_count
     if partitions_count <= 0:  # no groups are recovered then (``audit_stages.conclude``)
-        return replace(replay, groups=()), 0
-    write(parts, index, partition, replay.groups)
+        return replace(replay, groups=(), committed=None), 0
+    write(parts, index, partition, replay)
     return without_groups(replay, partitions_count), len(replay.groups)

@@ -300,7 +300,8 @@ def _fold(
     plan, work = ctx.plans[index], ctx.works[index]
     if role == SCAN:
         work = replace(work, groups_plan=None)
-    folded = fold_segments(work, partition, results(), arrays)
+    # the groups go to their part file as columns (group_parts.write)
+    folded = fold_segments(work, partition, results(), arrays, offsets_as_columns=True)
     try:
         folded, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, folded)
     except OSError:  # --out not writable here: the driver reads the partition itself
@@ -346,7 +347,7 @@ def _replay(ctx: Context, rows: list[dict[str, Any]], out: dict[str, Any]) -> di
                 raise _EntryGone(r["cache_key"])
             yield delta[0]
 
-    replay = replay_segments(work, partition, deltas())
+    replay = replay_segments(work, partition, deltas(), offsets_as_columns=True)
     if replay is None:
         return {**out, "status": OK, "outcome": cache.dumps(None), "groups": 0}
     try:

@@ -187,6 +187,7 @@ def without_groups(replayed: PartitionGroups, partitions_count: int) -> Partitio
     return replace(
         replayed,
         groups=(),
+        committed=None,
         findings=(*replayed.findings, *misplaced_findings(replayed, partitions_count)),
     )
 

@@ -194,10 +194,12 @@ def fold_segments(
     partition: PartitionDir,
     results: Iterable[SegmentResult],
     arrays: Arrays = in_memory,
+    offsets_as_columns: bool = False,
 ) -> FoldedPartition:
     """``results`` are the partition's segments' in offset order, taken once each (so they can
     be loaded one at a time: what is kept of each is its columns); ``arrays`` makes the key
-    ids."""
+    ids; ``offsets_as_columns``: the replay's committed offsets as columns
+    (``GroupsFold.result``)."""
     groups_plan = work.groups_plan
     fold = groups_plan.fold(partition) if groups_plan is not None else None
 
@@ -208,12 +210,16 @@ def fold_segments(
             yield result.segment, result.facts
 
     scan = fold_partition(partition, facts(), arrays)
-    return FoldedPartition(partition, scan, fold.result() if fold is not None else None)
+    replay = fold.result(offsets_as_columns) if fold is not None else None
+    return FoldedPartition(partition, scan, replay)
 
 
 @cyclic_gc_paused()
 def replay_segments(
-    work: LogDirWork, partition: PartitionDir, deltas: Iterable[GroupsDelta | None]
+    work: LogDirWork,
+    partition: PartitionDir,
+    deltas: Iterable[GroupsDelta | None],
+    offsets_as_columns: bool = False,
 ) -> PartitionGroups | None:
     """The groups' part of :func:`fold_segments` alone: the deltas of the partition's segments
     (in offset order) replayed. The two parts read nothing of each other, so a big partition's
@@ -225,7 +231,7 @@ def replay_segments(
     for delta in deltas:
         if delta is not None:
             fold.add(delta)
-    return fold.result()
+    return fold.result(offsets_as_columns)
 
 
 @cyclic_gc_paused()

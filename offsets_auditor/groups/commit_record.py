@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Final
 
 import numpy as np
@@ -106,6 +107,21 @@ def committed_offsets(
 ) -> list[CommittedOffset]:
     """The report's committed offsets of rows of :data:`FIELDS` columns (``producer_ids``: -1
     for a commit no transaction made)."""
+    fields = offset_fields(topics, partitions, metadata, columns, producer_ids)
+    # tuple.__new__ on each row, as CommittedOffset._make does, without a Python call per
+    # row (0.26 us a row against 0.40 us; a broker holds millions of committed offsets)
+    return list(map(tuple.__new__, repeat(CommittedOffset), zip(*fields, strict=True)))
+
+
+def offset_fields(
+    topics: Sequence[str],
+    partitions: Sequence[int],
+    metadata: Sequence[str],
+    columns: Mapping[str, npt.NDArray[Any]],
+    producer_ids: npt.NDArray[np.int64],
+) -> list[Sequence[Any]]:
+    """:func:`committed_offsets` column by column: a list per field of ``CommittedOffset``, in
+    its order (an absent expire timestamp, leader epoch or producer: None)."""
 
     def optional(values: npt.NDArray[Any], absent: npt.NDArray[np.bool_]) -> list[Any]:
         out = values.astype(object)
@@ -113,21 +129,15 @@ def committed_offsets(
         return list(out.tolist())
 
     expire, epoch = columns["expire_timestamp"], columns["leader_epoch"]
-    return list(
-        map(
-            CommittedOffset._make,
-            zip(
-                topics,
-                partitions,
-                columns["offset"].tolist(),
-                metadata,
-                columns["commit_timestamp"].tolist(),
-                optional(expire, expire == DEFAULT_TIMESTAMP),
-                optional(epoch, epoch < 0),
-                columns["log_offset"].tolist(),
-                columns["value_version"].tolist(),
-                optional(producer_ids, producer_ids < 0),
-                strict=True,
-            ),
-        )
-    )
+    return [
+        topics,
+        partitions,
+        columns["offset"].tolist(),
+        metadata,
+        columns["commit_timestamp"].tolist(),
+        optional(expire, expire == DEFAULT_TIMESTAMP),
+        optional(epoch, epoch < 0),
+        columns["log_offset"].tolist(),
+        columns["value_version"].tolist(),
+        optional(producer_ids, producer_ids < 0),
+    ]

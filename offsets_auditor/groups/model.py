@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding
@@ -199,6 +202,26 @@ class GroupState:
 
 
 @dataclass(frozen=True, slots=True)
+class CommittedTable:
+    """A replay's committed offsets as columns, one row per :class:`CommittedOffset` in the
+    order the groups hold them: by group (``group``: its index in ``PartitionGroups.groups``),
+    topic and partition. ``values`` are ``commit_record.FIELDS`` (absent: -1 for
+    ``expire_timestamp``, below 0 for ``leader_epoch``); ``producer_id`` is -1 for a commit no
+    transaction made. What a big partition's groups hold, without a Python object per offset
+    (the scan writes them out as Arrow columns)."""
+
+    group: npt.NDArray[np.intp]
+    topic: list[str]
+    partition: npt.NDArray[np.int64]
+    metadata: list[str]
+    values: dict[str, npt.NDArray[Any]]
+    producer_id: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return len(self.group)
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionGroups:
     """The replay of one ``__consumer_offsets`` partition.
 
@@ -207,7 +230,9 @@ class PartitionGroups:
     each key type the loader did not know (skipped), ``findings`` what the real loader would
     have stumbled on (e.g. a pre-3.5 loader failing on an unknown key type); ``problems`` the
     damaged entries the segment walk met and ``record_problems`` the records whose key or value
-    is no offsets schema, located (``offsets_auditor.audit.damage`` turns them into findings)."""
+    is no offsets schema, located (``offsets_auditor.audit.damage`` turns them into findings).
+    ``committed``: the groups' committed offsets as columns, when the replay was asked for them
+    so (``GroupsFold.result``); each group's ``offsets`` is empty then."""
 
     partition: int
     groups: tuple[GroupState, ...]
@@ -217,3 +242,4 @@ class PartitionGroups:
     findings: tuple[Finding, ...] = ()
     problems: tuple[DecodeError, ...] = ()
     record_problems: tuple[DecodeError, ...] = ()
+    committed: CommittedTable | None = field(default=None, compare=False)

@@ -45,6 +45,7 @@ from offsets_auditor.groups.delta import (
 )
 from offsets_auditor.groups.model import (
     CommittedOffset,
+    CommittedTable,
     GroupState,
     GroupStateName,
     PartitionGroups,
@@ -105,6 +106,51 @@ class _Committed:
             table[name][kid] = value
         table["producer_id"][kid] = producer_id
         table["metadata"][kid] = commit.metadata
+
+
+@dataclass(frozen=True, slots=True)
+class _SortedCommits:
+    """The rows of ``_Committed`` that hold an offset (``present``), sorted by group, topic and
+    partition: each row's topic and partition, and each group's block of rows (``starts`` to
+    ``ends``, its name in ``groups``)."""
+
+    present: npt.NDArray[np.intp]
+    topics: list[str]
+    partitions: npt.NDArray[np.int64]
+    starts: npt.NDArray[np.intp]
+    ends: npt.NDArray[np.intp]
+    groups: list[str]
+
+    def offsets(self, committed: _Committed) -> dict[str, tuple[CommittedOffset, ...]]:
+        """Each group's committed offsets, as the report's objects."""
+        rows = self.present
+        made = committed_offsets(
+            self.topics,
+            self.partitions.tolist(),
+            committed.table["metadata"][rows].tolist(),
+            {name: committed.table[name][rows] for name in FIELDS},
+            committed.table["producer_id"][rows],
+        )
+        return {
+            group: tuple(made[start:end])
+            for group, start, end in zip(
+                self.groups, self.starts.tolist(), self.ends.tolist(), strict=True
+            )
+        }
+
+    def table(self, committed: _Committed, position: dict[str, int]) -> CommittedTable:
+        """The committed offsets as columns, each row's group given by its ``position`` in the
+        groups' order."""
+        rows = self.present
+        blocks = np.array([position[g] for g in self.groups], dtype=np.intp)
+        return CommittedTable(
+            group=np.repeat(blocks, self.ends - self.starts),
+            topic=self.topics,
+            partition=self.partitions,
+            metadata=committed.table["metadata"][rows].tolist(),
+            values={name: committed.table[name][rows] for name in FIELDS},
+            producer_id=committed.table["producer_id"][rows],
+        )
 
 
 @dataclass
@@ -285,9 +331,11 @@ class GroupsFold:
 
     # -- the result --------------------------------------------------------------------------
 
-    def result(self) -> PartitionGroups:
-        """The groups as the loader concludes them at the end of the replayed records."""
-        offsets = self._committed_offsets()
+    def result(self, offsets_as_columns: bool = False) -> PartitionGroups:
+        """The groups as the loader concludes them at the end of the replayed records. With
+        ``offsets_as_columns``, their committed offsets are the result's ``committed`` columns
+        and each group's ``offsets`` is empty (no Python object per offset)."""
+        commits = self._sorted_commits()
         pending: dict[str, list[PendingTransactionalOffset]] = {}
         findings = list(self._findings)
         for producer_id, producer_offsets in sorted(self._pending.items()):
@@ -319,8 +367,9 @@ class GroupsFold:
                         group=sorted_names[0] if len(sorted_names) == 1 else None,
                     )
                 )
+        committed_groups = set(commits.groups) if commits is not None else set()
         names = (
-            set(offsets)
+            committed_groups
             | set(pending)
             | set(self._metadata)
             | set(self._removals)
@@ -330,9 +379,25 @@ class GroupsFold:
         expected = (
             coordinator_partitions(ordered, self.partitions_count).tolist() if ordered else []
         )
+        offsets = (
+            commits.offsets(self._committed)
+            if commits is not None and not offsets_as_columns
+            else {}
+        )
         groups = tuple(
-            self._group(name, where, offsets.get(name, []), pending.get(name, []))
+            self._group(
+                name,
+                where,
+                offsets.get(name, ()),
+                pending.get(name, []),
+                committed=name in committed_groups,
+            )
             for name, where in zip(ordered, expected, strict=True)
+        )
+        table = (
+            commits.table(self._committed, {name: i for i, name in enumerate(ordered)})
+            if commits is not None and offsets_as_columns
+            else None
         )
         return PartitionGroups(
             partition=self.partition,
@@ -343,16 +408,17 @@ class GroupsFold:
             findings=tuple(findings),
             problems=tuple(self._problems),
             record_problems=tuple(self._record_problems),
+            committed=table,
         )
 
-    def _committed_offsets(self) -> dict[str, list[CommittedOffset]]:
-        """The committed offsets per group, each group's sorted by topic and partition: built
-        from the columns in one sweep (the keys ordered with numpy, then one tuple each)."""
+    def _sorted_commits(self) -> _SortedCommits | None:
+        """The keys with a committed offset, sorted by (group, topic, partition) with numpy:
+        ``None`` when there are none."""
         c = self._committed
         keys = self._keys
         present = np.flatnonzero(c.present[: len(keys)])
         if not len(present):
-            return {}
+            return None
         names = keys.names
         triples = np.stack(
             [keys.keys[name][present] for name in ("group", "topic", "partition")], axis=1
@@ -362,33 +428,32 @@ class GroupsFold:
         rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
         order = np.lexsort((triples[:, 2], rank[triples[:, 1]], rank[triples[:, 0]]))
         present, triples = present[order], triples[order]
-        text = np.array(names, dtype=object)
-        offsets = committed_offsets(
-            text[triples[:, 1]].tolist(),
-            triples[:, 2].tolist(),
-            c.table["metadata"][present].tolist(),
-            {name: c.table[name][present] for name in FIELDS},
-            c.table["producer_id"][present],
-        )
         groups = triples[:, 0]
-        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]).tolist()
-        ends = [*starts[1:], len(groups)]
-        return {
-            names[int(groups[start])]: offsets[start:end]
-            for start, end in zip(starts, ends, strict=True)
-        }
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        ends = np.r_[starts[1:], len(groups)]
+        text = np.array(names, dtype=object)
+        return _SortedCommits(
+            present,
+            text[triples[:, 1]].tolist(),
+            triples[:, 2],
+            starts,
+            ends,
+            [names[int(g)] for g in groups[starts].tolist()],
+        )
 
     def _group(
         self,
         name: str,
         expected_partition: int,
-        offsets: list[CommittedOffset],
+        held: tuple[CommittedOffset, ...],
         pending: list[PendingTransactionalOffset],
+        *,
+        committed: bool,
     ) -> GroupState:
-        """``offsets`` sorted by topic and partition already; ``expected_partition`` is
+        """``held``: the group's committed offsets, sorted by topic and partition (empty when
+        they are kept as columns); ``committed``: whether it has any. ``expected_partition`` is
         ``partitionFor``'s. Each group's state is built once (a frozen dataclass takes 3 µs to
         build, and a big partition holds hundreds of thousands of groups)."""
-        held = tuple(offsets)
         waiting = tuple(
             sorted(pending, key=lambda p: (p.producer_id, p.offset.topic, p.offset.partition))
         )
@@ -419,7 +484,7 @@ class GroupsFold:
                 pending_transactional_offsets=waiting,
             )
             return classic_group(base, value, log_offset, self.rules)
-        if held or waiting:
+        if committed or waiting:
             return GroupState(
                 name,
                 self.partition,

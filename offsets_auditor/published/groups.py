@@ -4,11 +4,15 @@ columns; the scan writes them as Arrow columns, ``spark_jobs.group_parts``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any, Final
 
-from offsets_auditor.groups.model import CommittedOffset, GroupState
+import numpy as np
+import numpy.typing as npt
+
+from offsets_auditor.groups.commit_record import offset_fields
+from offsets_auditor.groups.model import CommittedOffset, CommittedTable, GroupState
 from offsets_auditor.published.rows import GroupRow, Where
 
 #: The ``groups`` table's columns that come from the groups themselves (the rest say where).
@@ -59,3 +63,68 @@ def group_columns(groups: Iterable[GroupState]) -> dict[str, list[Any]]:
 
 #: the offset's columns and ``pending`` of a group without offsets
 _NO_OFFSET: Final = (None,) * (len(OFFSET_COLUMNS) + 1)
+
+
+def table_columns(groups: Sequence[GroupState], committed: CommittedTable) -> dict[str, list[Any]]:
+    """:func:`group_columns` of a replay whose committed offsets are columns (``committed``;
+    the groups' own ``offsets`` are empty): the same rows in the same order, built column by
+    column without a Python object per offset."""
+    count = len(committed)
+    pending = [(i, p) for i, g in enumerate(groups) for p in g.pending_transactional_offsets]
+    has_rows = np.zeros(len(groups), dtype=np.bool_)
+    has_rows[committed.group] = True
+    has_rows[[i for i, _ in pending]] = True
+    bare = np.flatnonzero(~has_rows)
+    # rows as they are built: the committed offsets, the pending ones, the groups without any;
+    # then in the groups' order, each group's committed before its pending (a stable sort)
+    group_of = np.concatenate(
+        [committed.group, np.array([i for i, _ in pending], dtype=np.intp), bare]
+    )
+    kind = np.repeat(np.arange(3), [count, len(pending), len(bare)])
+    order = np.lexsort((kind, group_of))
+    rows = group_of[order]
+    heads = _heads(groups)
+    columns = {name: heads[name][rows].tolist() for name in GROUP_HEAD}
+    own = _offset_columns(committed)
+    for position, name in enumerate((*OFFSET_COLUMNS, "pending")):
+        values = np.empty(len(group_of), dtype=object)  # the groups without offsets: None
+        values[:count] = own[name]
+        values[count : count + len(pending)] = [
+            True if name == "pending" else p.offset[position] for _, p in pending
+        ]
+        columns[name] = values[order].tolist()
+    return {name: columns[name] for name in GROUP_COLUMNS}
+
+
+def _heads(groups: Sequence[GroupState]) -> dict[str, npt.NDArray[Any]]:
+    """``GROUP_HEAD``'s values of each group, a column each (object arrays, to gather by row)."""
+    values: dict[str, list[Any]] = {name: [] for name in GROUP_HEAD}
+    for g in groups:
+        values["group"].append(g.group)
+        values["coordinator_partition"].append(g.coordinator_partition)
+        values["expected_partition"].append(g.expected_partition)
+        values["state"].append(g.state.value)
+        values["group_type"].append(g.group_type)
+        values["protocol_type"].append(g.protocol_type)
+        values["protocol"].append(g.protocol)
+        values["generation"].append(g.generation)
+        values["members"].append(len(g.members))
+    columns = {}
+    for name, column in values.items():
+        array = np.empty(len(column), dtype=object)
+        array[:] = column
+        columns[name] = array
+    return columns
+
+
+def _offset_columns(committed: CommittedTable) -> dict[str, Sequence[Any]]:
+    """``OFFSET_COLUMNS`` and ``pending`` of the committed offsets, as ``CommittedOffset``
+    holds them."""
+    fields = offset_fields(
+        committed.topic,
+        committed.partition.tolist(),
+        committed.metadata,
+        committed.values,
+        committed.producer_id,
+    )
+    return {**dict(zip(OFFSET_COLUMNS, fields, strict=True)), "pending": [False] * len(committed)}
