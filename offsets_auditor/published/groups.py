@@ -42,23 +42,28 @@ def group_columns(groups: Iterable[GroupState]) -> dict[str, list[Any]]:
     (``GroupState.to_json``)."""
     rows: list[tuple[Any, ...]] = []
     for g in groups:
-        head = (
-            g.group,
-            g.coordinator_partition,
-            g.expected_partition,
-            g.state.value,
-            g.group_type,
-            g.protocol_type,
-            g.protocol,
-            g.generation,
-            len(g.members),
-        )
+        head = _head(g)
         rows.extend([(*head, *o, False) for o in g.offsets])
         rows.extend([(*head, *p.offset, True) for p in g.pending_transactional_offsets])
         if not g.offsets and not g.pending_transactional_offsets:
             rows.append((*head, *_NO_OFFSET))
     by_column = zip(*rows, strict=True) if rows else ([] for _ in GROUP_COLUMNS)
     return {c: list(values) for c, values in zip(GROUP_COLUMNS, by_column, strict=True)}
+
+
+def _head(g: GroupState) -> tuple[Any, ...]:
+    """``GROUP_HEAD``'s values of group ``g``, in order."""
+    return (
+        g.group,
+        g.coordinator_partition,
+        g.expected_partition,
+        g.state.value,
+        g.group_type,
+        g.protocol_type,
+        g.protocol,
+        g.generation,
+        len(g.members),
+    )
 
 
 #: the offset's columns and ``pending`` of a group without offsets
@@ -98,19 +103,9 @@ def table_columns(groups: Sequence[GroupState], committed: CommittedTable) -> di
 
 def _heads(groups: Sequence[GroupState]) -> dict[str, npt.NDArray[Any]]:
     """``GROUP_HEAD``'s values of each group, a column each (object arrays, to gather by row)."""
-    values: dict[str, list[Any]] = {name: [] for name in GROUP_HEAD}
-    for g in groups:
-        values["group"].append(g.group)
-        values["coordinator_partition"].append(g.coordinator_partition)
-        values["expected_partition"].append(g.expected_partition)
-        values["state"].append(g.state.value)
-        values["group_type"].append(g.group_type)
-        values["protocol_type"].append(g.protocol_type)
-        values["protocol"].append(g.protocol)
-        values["generation"].append(g.generation)
-        values["members"].append(len(g.members))
+    values = zip(*map(_head, groups), strict=True) if groups else ([] for _ in GROUP_HEAD)
     columns = {}
-    for name, column in values.items():
+    for name, column in zip(GROUP_HEAD, values, strict=True):
         array = np.empty(len(column), dtype=object)
         array[:] = column
         columns[name] = array
