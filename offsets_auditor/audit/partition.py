@@ -29,7 +29,6 @@ from offsets_auditor.cleaner.selection import Selection, first_dirty_offset, sel
 from offsets_auditor.cleaner.threads import Schedule, simulate
 from offsets_auditor.cleaner.verdict import Facts, Outcome, VersionVerdict, outcome
 from offsets_auditor.cleaner.verdict_facts import emulated_facts
-from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.model import GroupState
 from offsets_auditor.logdir.layout import DirState
@@ -141,7 +140,6 @@ def headroom_of(e: Emulated, config: CleanerConfig) -> Headroom:
 
 def emulate_partition(
     partition: PartitionDir,
-    logdir: LogDir,
     config: CleanerConfig,
     now_ms: int,
     read: SegmentReader = DEFAULT_READ.segment,
@@ -155,14 +153,11 @@ def emulate_partition(
     scan = scan if scan is not None else scan_partition(partition, read)
     if not scan.segments:
         return None
-    key = (OFFSETS_TOPIC, partition.partition)
-    checkpoints = logdir.cleaner_checkpoint.offsets() if logdir.cleaner_checkpoint else {}
-    log_starts = logdir.log_start_checkpoint.offsets() if logdir.log_start_checkpoint else {}
-    checkpoint = checkpoints.get(key)
+    checkpoint = partition.cleaner_checkpoint  # read with the partition's snapshot
     log_start = scan.segments[0].base_offset
     modern = config.behaviour.log_start_from_checkpoint
-    if modern and key in log_starts:
-        log_start = max(log_start, log_starts[key])
+    if modern and partition.log_start_checkpoint is not None:
+        log_start = max(log_start, partition.log_start_checkpoint)
     first_dirty = first_dirty_offset(scan, checkpoint, log_start)
     if modern and checkpoint is not None and checkpoint > scan.log_end_offset:
         first_dirty = log_start  # 3.x: "larger than the log end offset", reset

@@ -244,9 +244,7 @@ def emulate_folded(
 ) -> Emulated | None:
     """Stage B's second step, once per config and independent of the others (so each may run
     on a core of its own): the folded partition emulated at ``config``, returned light."""
-    e = emulate_partition(
-        folded.partition, work.model, config, now_ms, scan=folded.scan, arrays=arrays
-    )
+    e = emulate_partition(folded.partition, config, now_ms, scan=folded.scan, arrays=arrays)
     return None if e is None else replace(e, scan=folded.light().scan)
 
 

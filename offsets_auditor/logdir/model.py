@@ -131,6 +131,11 @@ class PartitionDir:
     #: what the auditor's user may not read (``name`` itself when the dir cannot be listed,
     #: else ``name/file``): each is one ``permission-denied`` finding
     denied: tuple[str, ...] = ()
+    #: its line in the log dir's cleaner and log-start checkpoints (None: no line, or no file),
+    #: read with its listing: ``open_partition`` reads both again with its snapshot, since the
+    #: cleaner of a running broker swaps segments in and then moves its checkpoint
+    cleaner_checkpoint: int | None = None
+    log_start_checkpoint: int | None = None
 
     @property
     def size_bytes(self) -> int:
@@ -409,6 +414,21 @@ def read_log_dir(path: Path, version: KafkaVersion | None = None) -> LogDir:
             )
             continue
         partitions.append(_read_partition(reader, entry, None, *parsed))
+    cleaned, started = (
+        checkpoint.offsets() if checkpoint is not None else {}
+        for checkpoint in (
+            checkpoints[CheckpointFileName.CLEANER],
+            checkpoints[CheckpointFileName.LOG_START],
+        )
+    )
+    partitions = [
+        replace(
+            p,
+            cleaner_checkpoint=cleaned.get((p.topic, p.partition)),
+            log_start_checkpoint=started.get((p.topic, p.partition)),
+        )
+        for p in partitions
+    ]
     partitions.sort(key=lambda p: (p.topic, p.partition, p.state.value, p.name))
     return LogDir(
         path=path,
@@ -596,17 +616,20 @@ def _swap_in_progress(listing: Sequence[fs.FileInfo]) -> bool:
     return any(info.name.endswith(".swap") for info in listing)
 
 
+#: how many times a partition is listed while the cleaner's checkpoint moves under the listing
+CHECKPOINT_ATTEMPTS = 4
+
+
 @contextmanager
 def open_partition(
     logdir: LogDir, partition: PartitionDir, version: KafkaVersion | None = None
 ) -> Iterator[PartitionSnapshot]:
     """``partition`` re-read as one consistent state (list, open every ``.log``, list again,
-    retry while a segment swap is under way), its files open until the block ends."""
+    retry while a segment swap is under way, and again while its cleaner or log-start
+    checkpoint line moves meanwhile), its files open until the block ends."""
     reader = _Reader(logdir.path, version or KafkaVersion.parse(DEFAULT_KAFKA_VERSION))
     try:
-        snapshot = fs.snapshot_dir(
-            partition.path, lambda name: name.endswith(".log"), _swap_in_progress
-        )
+        snapshot, lines = _snapshot_with_checkpoints(reader, partition)
     except OSError as error:
         if fs.is_permission_error(error):  # unreadable since the log dir was read
             finding = permission_finding(
@@ -642,6 +665,7 @@ def open_partition(
         model = _read_partition(
             reader, entry, snapshot, partition.topic, partition.partition, partition.state
         )
+        model = replace(model, cleaner_checkpoint=lines.last[0], log_start_checkpoint=lines.last[1])
         # said when the log dir was read
         findings = [
             f
@@ -664,8 +688,99 @@ def open_partition(
                     partition=partition.name,
                 )
             )
+        if lines.rounds > 1:
+            findings.append(_checkpoints_moved(partition, lines))
         for segment in model.segments[:-1]:  # rolled: no one writes to them
             opened = snapshot.files.get(segment.log.name)
             if opened is not None:
                 opened.read_once()
         yield PartitionSnapshot(model, dict(snapshot.files), findings)
+
+
+_Lines = tuple[int | None, int | None]  # a partition's cleaner and log-start checkpoint lines
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckpointRounds:
+    """A partition's checkpoint lines as first read and as read just after the listing kept
+    (``settled``: read the same just before it), after ``rounds`` listings."""
+
+    first: _Lines
+    last: _Lines
+    rounds: int
+    settled: bool
+
+
+def _snapshot_with_checkpoints(
+    reader: _Reader, partition: PartitionDir
+) -> tuple[fs.DirSnapshot, _CheckpointRounds]:
+    """``partition``'s dir snapshot and its checkpoint lines, listed again while the lines read
+    just before and just after a listing differ. The cleaner swaps its cleaned segments in and
+    only then writes its checkpoint: lines that held still across the listing belong to the
+    segments it found (lines read with the log dir, seconds earlier, may not: segments cleaned
+    meanwhile would be emulated as dirty). After ``CHECKPOINT_ATTEMPTS`` listings the last is
+    kept, with the lines read just after it."""
+    first = before = _checkpoint_lines_now(reader, partition)
+    for rounds in range(1, CHECKPOINT_ATTEMPTS + 1):
+        snapshot = fs.snapshot_dir(
+            partition.path, lambda name: name.endswith(".log"), _swap_in_progress
+        )
+        after = _checkpoint_lines_now(reader, partition)
+        if before == after or rounds == CHECKPOINT_ATTEMPTS:
+            return snapshot, _CheckpointRounds(first, after, rounds, before == after)
+        snapshot.close()
+        before = after
+    raise AssertionError("unreachable")
+
+
+def _checkpoint_lines_now(reader: _Reader, partition: PartitionDir) -> _Lines:
+    """``partition``'s lines in the cleaner and log-start checkpoints as the files hold them
+    now (the broker replaces each whole, by a rename). A file gone has no line; one that cannot
+    be read keeps the line read with the log dir, whose finding said so."""
+    key = (partition.topic, partition.partition)
+    listed = {
+        CheckpointFileName.CLEANER: partition.cleaner_checkpoint,
+        CheckpointFileName.LOG_START: partition.log_start_checkpoint,
+    }
+    lines: list[int | None] = []
+    for name, line in listed.items():
+        path = reader.root / name.value
+        try:
+            data = fs.read_small_file(path, limit=_SMALL_TEXT_LIMIT)
+        except FileNotFoundError:
+            lines.append(None)
+            continue
+        except (OSError, ValueError):
+            lines.append(line)
+            continue
+        checkpoint = parse_offset_checkpoint(
+            data.decode("utf-8", errors="replace"),
+            version=reader.version,
+            location=str(path),
+            file=name.value,
+        )
+        lines.append(checkpoint.offsets().get(key))
+    return lines[0], lines[1]
+
+
+def _checkpoints_moved(partition: PartitionDir, lines: _CheckpointRounds) -> Finding:
+    moved = [
+        f"its {what} line from {a} to {b}"
+        for what, a, b in zip(
+            ("cleaner checkpoint", "log-start checkpoint"), lines.first, lines.last, strict=True
+        )
+        if a != b
+    ]
+    how = (
+        f"listed again until they held still ({lines.rounds} listings)"
+        if lines.settled
+        else f"still moving after {lines.rounds} listings; read as the last listing found it,"
+        " with the lines read just after it"
+    )
+    return Finding(
+        FindingKind.CHANGED_WHILE_READ,
+        Severity.INFO,
+        f"the broker moved {partition.name}'s checkpoints while it was read"
+        f" ({', '.join(moved) or 'and back'}): {how}",
+        partition=partition.name,
+    )

@@ -106,7 +106,7 @@ def both(log_dir: Path, cfg: CleanerConfig) -> tuple[ref.Emulated, dict[str, Any
     (old,) = ref.emulate_log_dir(log_dir, cfg, NOW_MS).values()
     logdir = read_log_dir(log_dir, cfg.kafka_version)
     (partition,) = offsets_partitions(logdir)
-    new = emulate_partition(partition, logdir, cfg, NOW_MS)
+    new = emulate_partition(partition, cfg, NOW_MS)
     assert new is not None
     return old, ref.comparable(new)
 

@@ -76,7 +76,7 @@ def assert_same_emulation(log_dir: Path, config: CleanerConfig) -> int:
     logdir = read_log_dir(log_dir, config.kafka_version)
     actual = {}
     for partition in offsets_partitions(logdir):
-        emulated = emulate_partition(partition, logdir, config, NOW_MS)
+        emulated = emulate_partition(partition, config, NOW_MS)
         if emulated is not None:
             actual[partition.name] = ref.comparable(emulated)
     assert actual.keys() == expected.keys()
