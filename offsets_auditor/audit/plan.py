@@ -42,6 +42,10 @@ class AuditSettings:
     #: the broker's log4j clock (``--log-timezone``): an IANA name, ``UTC`` or ``+HH:MM``
     log_timezone: str = "UTC"
     with_groups: bool = True
+    #: whether the report lists every group with its committed offsets (``audit --json``):
+    #: without it each group's offsets stay columns (``groups.model.CommittedTable``), which
+    #: is all the rest of the audit reads of them, and no Python object is made per offset
+    groups_listed: bool = True
     #: ``__consumer_offsets``' real partition count when known (None: the partition dirs tell,
     #: see ``groups.recover.plan``); :func:`plan_audit` sets it from
     #: ``offsets.topic.num.partitions`` when that is set

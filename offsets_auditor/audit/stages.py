@@ -311,11 +311,12 @@ def audit_partition(
     now_ms: int,
     arrays: Arrays = in_memory,
     emulations: Emulations = emulate_each,
+    offsets_as_columns: bool = False,
 ) -> PartitionOutcome:
     """Stage B, its three steps one after the other: ``results`` folded
     (:func:`fold_segments`), emulated at each of ``configs`` (``emulations``), finished
     (:func:`finish_partition`)."""
-    folded = fold_segments(work, partition, results, arrays)
+    folded = fold_segments(work, partition, results, arrays, offsets_as_columns)
     emulated = emulations(work, folded, configs, now_ms, arrays)
     return finish_partition(work, folded, configs, now_ms, emulated)
 
@@ -473,7 +474,13 @@ def audit_log_dir(
             arrays = FileArrays(scratch) if scratch is not None else in_memory
             outcomes.append(
                 audit_partition(
-                    work, partition, results, audit_plan.configs, audit_plan.now_ms, arrays
+                    work,
+                    partition,
+                    results,
+                    audit_plan.configs,
+                    audit_plan.now_ms,
+                    arrays,
+                    offsets_as_columns=not audit_plan.settings.groups_listed,
                 )
             )
     return conclude(audit_plan, work, outcomes, read_findings)

@@ -187,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         cleaner_logs=tuple(args.cleaner_log),
         log_timezone=args.log_timezone,
         with_groups=not args.no_groups,
+        groups_listed=args.json,  # the text report does not list them
     )
     now_ms = args.now if args.now is not None else int(time.time() * 1000)
     try:
