@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Capture the outputs of `audit --json`, `groups --json`, `dump`, `dump --json` and
+# Capture the outputs of `audit --json`, `audit` (text), `groups --json`, `dump`, `dump --json` and
 # `dump --summary` on every real-broker log dir under tests/fixtures (and the benchmark segments
 # when they exist), one file per command, into OUT_DIR. Run it before and after a change to the
 # core and compare the two directories (`diff -r`): a refactor must leave every byte equal.
@@ -22,6 +22,8 @@ for logs in tests/fixtures/kafka-*/*/kafka-logs tests/fixtures/kafka-*/*/kafka-l
         > "$out/$tag.audit.json" 2> "$out/$tag.audit.err" || echo "exit $?" >> "$out/$tag.audit.err"
     "$oa" audit "$logs" --json --no-groups --now "$now" --kafka-version "$version" "${props[@]}" \
         > "$out/$tag.audit-no-groups.json" 2>&1 || true
+    "$oa" audit "$logs" --now "$now" --kafka-version "$version" "${props[@]}" \
+        > "$out/$tag.audit.txt" 2>&1 || true
     if [ -f "$fixture/broker-server-load.properties" ]; then
         "$oa" audit "$logs" --json --now "$now" --kafka-version "$version" \
             --broker-config "$fixture/broker-server-load.properties" > "$out/$tag.audit-load.json" 2>&1 || true
