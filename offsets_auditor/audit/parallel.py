@@ -70,6 +70,7 @@ from offsets_auditor.logdir.model import (
     open_partition,
 )
 from offsets_auditor.reader.reading import DEFAULT_READ, ReadOptions, segment_label
+from offsets_auditor.version_detection.collect import Each, in_turn
 
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
@@ -245,6 +246,25 @@ def _emulate_in_parallel(
     if len(configs) < 2 or folded.scan.records < EMULATIONS_APART_RECORDS:
         return emulate_each(work, folded, configs, now_ms, arrays)
     return _forked_map(lambda c: emulate_folded(work, folded, c, now_ms, arrays), configs, jobs)
+
+
+def forked_each(jobs: int) -> Each:
+    """``each(function, items)`` (``version_detection.collect.Each``) on a pool of ``jobs``
+    processes forked from this one, an item at a time to whichever is free (in this one when
+    ``jobs`` is 1, or for fewer than two items): version detection summarizes the offsets
+    partitions' newest segments on every core. ``function`` goes to the pool pickled: a
+    module-level function."""
+    if jobs <= 1:
+        return in_turn
+
+    def each(function: Callable[[_In], _Out], items: Sequence[_In], /) -> list[_Out]:
+        if len(items) < 2:
+            return in_turn(function, items)
+        context = multiprocessing.get_context("fork")
+        with context.Pool(min(jobs, len(items)), _ignore_interrupts) as pool:
+            return pool.map(function, items, chunksize=1)
+
+    return each
 
 
 def _forked_map(function: Callable[[_In], _Out], items: Sequence[_In], jobs: int) -> list[_Out]:

@@ -18,6 +18,7 @@ from offsets_auditor.broker_logs.zones import LogZone, parse_zone
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
 from offsets_auditor.logdir.server_log import find_server_log, log_dir_parent
 from offsets_auditor.version_detection import Detection, detect, detect_version
+from offsets_auditor.version_detection.collect import Each, in_turn
 from offsets_auditor.version_detection.spans import CLEANER_CHANGES, STARTUP_CHANGES, Span, spans
 from offsets_auditor.versions import KafkaVersion
 
@@ -99,6 +100,7 @@ def plan_audit(
     settings: AuditSettings,
     now_ms: int,
     detection: Detection | None = None,
+    each: Each = in_turn,
 ) -> AuditPlan:
     """The plan for ``log_dirs`` (the version detected from them and the server log unless
     ``detection`` is given). Without ``settings.server_log``, the broker's own log is looked
@@ -113,7 +115,7 @@ def plan_audit(
     if detection is not None:
         found = detection
     else:
-        found = detect_version(log_dirs, server_log, settings.kafka_version)
+        found = detect_version(log_dirs, server_log, settings.kafka_version, each)
         if server_log is not None:
             found = replace(found, server_log=(str(server_log), how))
     broker_logs = broker_log_files(log_dirs, settings, found, server_log, how)

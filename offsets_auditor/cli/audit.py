@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from offsets_auditor.audit.collector import cyclic_gc_paused
-from offsets_auditor.audit.parallel import audit_log_dir_on, default_jobs
+from offsets_auditor.audit.parallel import audit_log_dir_on, default_jobs, forked_each
 from offsets_auditor.audit.plan import AuditSettings, PlanError, plan_audit
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
 from offsets_auditor.broker_logs.reading import cleaner_log_exists
@@ -119,7 +119,8 @@ def register(subparsers: Any) -> None:
         "--jobs",
         type=positive_int,
         default=default_jobs(),
-        help="processes that read segments, every segment of every partition in parallel"
+        help="processes that read segments, every segment of every partition in parallel, and"
+        " that summarize each offsets partition's newest segments for version detection"
         f" (default: the cores this process may use, here {default_jobs()}); 1 reads them in"
         " this process. With more than 1, segments' columns go to a scratch directory under"
         " TMPDIR (about 40 bytes per record of the partitions in flight)",
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     )
     now_ms = args.now if args.now is not None else int(time.time() * 1000)
     try:
-        audit_plan = plan_audit(args.log_dirs, settings, now_ms)
+        audit_plan = plan_audit(args.log_dirs, settings, now_ms, each=forked_each(args.jobs))
     except PlanError as error:
         print(f"offsets-auditor audit: {error}", file=sys.stderr)
         return USAGE

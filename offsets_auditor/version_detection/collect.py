@@ -11,8 +11,9 @@ Per server log: one pass over its lines for the last "Kafka version" line.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.logdir import fs
@@ -39,15 +40,31 @@ _SMALL = 1 << 20
 #: Bytes of the newest segments read per ``__consumer_offsets`` partition.
 READ_BUDGET = 32 << 20
 
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+
+class Each(Protocol):
+    """``each(function, items)``: ``function`` of every item, in the items' order; here, one
+    after the other (:func:`in_turn`), or in other processes (``audit.parallel.forked_each``)."""
+
+    def __call__(self, function: Callable[[_In], _Out], items: Sequence[_In], /) -> list[_Out]: ...
+
+
+def in_turn(function: Callable[[_In], _Out], items: Sequence[_In], /) -> list[_Out]:
+    return [function(item) for item in items]
+
 
 def detect_version(
     log_dirs: Sequence[Path],
     server_log: Path | None = None,
     given: KafkaVersion | None = None,
+    each: Each = in_turn,
 ) -> Detection:
     """The broker's version range from its log dirs (taken to be one broker's ``log.dirs``) and
     its server log, and the version to use (``given`` when the operator said one). Never raises
-    for what it reads: an unreadable file is simply no evidence."""
+    for what it reads: an unreadable file is simply no evidence. ``each`` summarizes the newest
+    segments of the offsets partitions (one item per partition)."""
     evidence: list[Evidence] = []
     if server_log is not None:
         seen = last_version_line(server_log)
@@ -56,7 +73,7 @@ def detect_version(
             if found is not None:
                 evidence.append(found)
     for log_dir in log_dirs:
-        observation = observe_log_dir(log_dir)
+        observation = observe_log_dir(log_dir, each)
         evidence.extend(file_evidence(observation))
         for formats in observation.records:
             evidence.extend(record_evidence(formats))
@@ -83,8 +100,9 @@ def _last_version_line(name: str, lines: Iterable[str]) -> ServerLogVersion | No
     return found
 
 
-def observe_log_dir(path: Path) -> LogDirObservation:
-    """List ``path`` and read the little that tells an era (see the module docstring)."""
+def observe_log_dir(path: Path, each: Each = in_turn) -> LogDirObservation:
+    """List ``path`` and read the little that tells an era (see the module docstring); the
+    offsets partitions' newest segments summarized by ``each``."""
     try:
         entries = fs.list_dir(path)
     except OSError:
@@ -104,7 +122,7 @@ def observe_log_dir(path: Path) -> LogDirObservation:
             )
     marker = _read_small(path / CLEAN_SHUTDOWN_FILE) if CLEAN_SHUTDOWN_FILE in root_files else None
     partitions: list[PartitionFiles] = []
-    records: list[RecordFormats] = []
+    newest: list[tuple[str, Path, list[tuple[str, int]]]] = []
     for entry in entries:
         if not entry.is_dir:
             continue
@@ -122,9 +140,8 @@ def observe_log_dir(path: Path) -> LogDirObservation:
         )
         if entry.name.rpartition("-")[0] == OFFSETS_TOPIC:
             segments = sorted((f.name, f.size) for f in logs)  # zero-padded: offset order
-            newest = newest_records(entry.name, entry.path, segments)
-            if newest is not None:
-                records.append(newest)
+            newest.append((entry.name, entry.path, segments))
+    records = [r for r in each(_newest_records_of, newest) if r is not None]
     return LogDirObservation(
         str(path),
         root_files,
@@ -134,6 +151,10 @@ def observe_log_dir(path: Path) -> LogDirObservation:
         tuple(partitions),
         tuple(records),
     )
+
+
+def _newest_records_of(item: tuple[str, Path, list[tuple[str, int]]]) -> RecordFormats | None:
+    return newest_records(*item)
 
 
 def newest_records(
