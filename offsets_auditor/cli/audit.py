@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
         None,
         detection,
         audit_plan.emulated_versions,
-        with_groups=args.json,  # the text report does not list them
+        with_groups=settings.groups_listed,
     )
     if args.json:
         write_json(report, sys.stdout)

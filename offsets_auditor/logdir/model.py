@@ -293,8 +293,10 @@ class _Reader:
         if name.value not in present:
             return None
         data = self.read_text_file(self.root / name.value, name.value)
-        if data is None:
-            return None
+        return None if data is None else self.parse_checkpoint(name, data)
+
+    def parse_checkpoint(self, name: CheckpointFileName, data: bytes) -> OffsetCheckpoint:
+        """``data``, the content of the log dir's checkpoint ``name``, parsed."""
         return parse_offset_checkpoint(
             data.decode("utf-8", errors="replace"),
             version=self.version,
@@ -744,22 +746,15 @@ def _checkpoint_lines_now(reader: _Reader, partition: PartitionDir) -> _Lines:
     }
     lines: list[int | None] = []
     for name, line in listed.items():
-        path = reader.root / name.value
         try:
-            data = fs.read_small_file(path, limit=_SMALL_TEXT_LIMIT)
+            data = fs.read_small_file(reader.root / name.value, limit=_SMALL_TEXT_LIMIT)
         except FileNotFoundError:
             lines.append(None)
             continue
         except (OSError, ValueError):
             lines.append(line)
             continue
-        checkpoint = parse_offset_checkpoint(
-            data.decode("utf-8", errors="replace"),
-            version=reader.version,
-            location=str(path),
-            file=name.value,
-        )
-        lines.append(checkpoint.offsets().get(key))
+        lines.append(reader.parse_checkpoint(name, data).offsets().get(key))
     return lines[0], lines[1]
 
 
