@@ -322,6 +322,12 @@ def generate_cluster(root: Path, spec: ClusterSpec, jobs: int | None = None) -> 
     return manifest
 
 
+def cluster_dir(scale: float) -> Path:
+    """Where the cluster of ``scale`` is generated and looked for: ``benchmarks/data/cluster``
+    at scale 1, ``cluster-<scale>`` otherwise."""
+    return DATA_DIR / ("cluster" if scale == 1 else f"cluster-{scale:g}")
+
+
 def ensure_cluster(
     root: Path, spec: ClusterSpec, jobs: int | None = None, *, force: bool = False
 ) -> dict[str, Any]:
@@ -477,7 +483,11 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.generate cluster",
         description="Generate the benchmark cluster's broker log dirs (see benchmarks/cluster.py).",
     )
-    parser.add_argument("--out", type=Path, default=DATA_DIR / "cluster")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="default: benchmarks/data/cluster (cluster-<scale> at another scale)",
+    )
     parser.add_argument("--scale", type=float, default=1.0, help="every size times this")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--jobs", type=int, default=None, help="processes (default: CPUs)")
@@ -490,12 +500,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.hot_gib is not None:
-        out = args.out if args.out != DATA_DIR / "cluster" else DATA_DIR / f"hot-{args.hot_gib:g}"
+        out = args.out if args.out is not None else DATA_DIR / f"hot-{args.hot_gib:g}"
         hot = ensure_hot(out, args.hot_gib, args.seed)
         print(json.dumps({k: v for k, v in hot.items() if k != "partition"}, indent=1))
         return 0
     manifest = ensure_cluster(
-        args.out, ClusterSpec(scale=args.scale, seed=args.seed), args.jobs, force=args.force
+        args.out if args.out is not None else cluster_dir(args.scale),
+        ClusterSpec(scale=args.scale, seed=args.seed),
+        args.jobs,
+        force=args.force,
     )
     summary = {k: v for k, v in manifest.items() if k not in ("partitions",)}
     print(json.dumps(summary, indent=1))

@@ -54,6 +54,7 @@ from benchmarks.cluster import (
     EMPTY_PRODUCER_SNAPSHOT,
     TOPIC,
     ClusterSpec,
+    cluster_dir,
     ensure_cluster,
     log_dir,
 )
@@ -642,7 +643,7 @@ def spark_cost(startup: dict[str, float]) -> float:
 
 
 def _cluster(scale: float) -> tuple[Path, dict[str, Any]]:
-    data = DATA_DIR / ("cluster" if scale == 1 else f"cluster-{scale:g}")
+    data = cluster_dir(scale)
     return data, ensure_cluster(data, ClusterSpec(scale=scale))
 
 
