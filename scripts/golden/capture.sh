@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Capture the outputs of `audit --json`, `audit` (text), `groups --json`, `dump`, `dump --json` and
-# `dump --summary` on every real-broker log dir under tests/fixtures (and the benchmark segments
-# when they exist), one file per command, into OUT_DIR. Run it before and after a change to the
-# core and compare the two directories (`diff -r`): a refactor must leave every byte equal.
+# Capture the outputs of `audit --json`, `audit` (text; both also with the version detected),
+# `groups --json`, `dump`, `dump --json` and `dump --summary` on every real-broker log dir under
+# tests/fixtures (and the benchmark segments when they exist), one file per command, into
+# OUT_DIR. Run it before and after a change to the core and compare the two directories
+# (`diff -r`): a refactor must leave every byte equal.
 #
 #   scripts/golden/capture.sh OUT_DIR [OFFSETS_AUDITOR]
 set -euo pipefail
@@ -31,6 +32,10 @@ for logs in tests/fixtures/kafka-*/*/kafka-logs tests/fixtures/kafka-*/*/kafka-l
     "$oa" audit "$logs" --json --now "$now" --kafka-version "$version" "${props[@]}" \
         --set min.cleanable.dirty.ratio=0.01 --dedupe-buffer-size 2097154 --cleaner-threads 2 \
         > "$out/$tag.audit-small-map.json" 2>&1 || true
+    # the version detected, not given: detection's own path (text and JSON)
+    "$oa" audit "$logs" --now "$now" "${props[@]}" > "$out/$tag.audit-detected.txt" 2>&1 || true
+    "$oa" audit "$logs" --json --now "$now" "${props[@]}" \
+        > "$out/$tag.audit-detected.json" 2>&1 || true
     for era in 0.10.0.1 0.10.1.1 1.1.0 2.4.1 3.9.0 4.0.0; do  # every era's rules on the same bytes
         "$oa" audit "$logs" --json --now "$now" --kafka-version "$era" "${props[@]}" \
             > "$out/$tag.audit-as-$era.json" 2>&1 || true
