@@ -44,6 +44,7 @@ from offsets_auditor.cleaner.segment_facts import CleanerColumns
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns, empty_columns
 from offsets_auditor.cli.internal_error import one_line
 from offsets_auditor.groups.delta import GroupsDelta
+from offsets_auditor.groups.replay import Listing
 from offsets_auditor.logdir import fs
 from offsets_auditor.reader.reading import segment_label
 from spark_jobs import cache, group_parts
@@ -301,7 +302,7 @@ def _fold(
     if role == SCAN:
         work = replace(work, groups_plan=None)
     # the groups go to their part file as columns (group_parts.write)
-    folded = fold_segments(work, partition, results(), arrays, offsets_as_columns=True)
+    folded = fold_segments(work, partition, results(), arrays, Listing.OFFSET_COLUMNS)
     try:
         folded, groups = group_parts.set_apart(Path(ctx.parts_dir), index, work, folded)
     except OSError:  # --out not writable here: the driver reads the partition itself
@@ -347,7 +348,7 @@ def _replay(ctx: Context, rows: list[dict[str, Any]], out: dict[str, Any]) -> di
                 raise _EntryGone(r["cache_key"])
             yield delta[0]
 
-    replay = replay_segments(work, partition, deltas(), offsets_as_columns=True)
+    replay = replay_segments(work, partition, deltas(), Listing.OFFSET_COLUMNS)
     if replay is None:
         return {**out, "status": OK, "outcome": cache.dumps(None), "groups": 0}
     try:

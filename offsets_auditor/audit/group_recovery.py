@@ -21,7 +21,7 @@ from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.delta import DeltaBuilder
 from offsets_auditor.groups.model import GroupState, PartitionGroups
-from offsets_auditor.groups.replay import GroupsFold
+from offsets_auditor.groups.replay import GroupsFold, misplaced_finding
 from offsets_auditor.groups.rules import LoaderRules, LoadStart, loader_rules
 from offsets_auditor.logdir.model import (
     LogDir,
@@ -166,15 +166,8 @@ def collect(
 def misplaced_findings(replayed: PartitionGroups, partitions_count: int) -> list[Finding]:
     """The groups of ``replayed`` that ``partitionFor`` sends to another partition."""
     return [
-        Finding(
-            FindingKind.MISPLACED_GROUP,
-            Severity.WARNING,
-            f"group {group.group!r} has records in __consumer_offsets-"
-            f"{group.coordinator_partition}, but partitionFor sends it to"
-            f" __consumer_offsets-{group.expected_partition} with"
-            f" {partitions_count} partitions: its coordinator never reads these",
-            partition=f"{OFFSETS_TOPIC}-{group.coordinator_partition}",
-            group=group.group,
+        misplaced_finding(
+            group.group, group.coordinator_partition, group.expected_partition, partitions_count
         )
         for group in replayed.groups
         if group.expected_partition != group.coordinator_partition

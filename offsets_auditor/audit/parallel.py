@@ -133,7 +133,7 @@ def audit_log_dir_in_parallel(
                     audit_plan.now_ms,
                     FileArrays(q.spill),
                     lambda *args: _emulate_in_parallel(*args, jobs=jobs),
-                    offsets_as_columns=not audit_plan.settings.groups_listed,
+                    listing=audit_plan.settings.listing,
                 )
             )
         shutil.rmtree(q.spill, ignore_errors=True)

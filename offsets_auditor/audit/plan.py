@@ -16,6 +16,7 @@ from pathlib import Path
 from offsets_auditor.broker_logs.reading import find_cleaner_log
 from offsets_auditor.broker_logs.zones import LogZone, parse_zone
 from offsets_auditor.cleaner.config import CleanerConfig, ConfigError, cleaner_config
+from offsets_auditor.groups.replay import Listing
 from offsets_auditor.logdir.server_log import find_server_log, log_dir_parent
 from offsets_auditor.version_detection import Detection, detect, detect_version
 from offsets_auditor.version_detection.collect import Each, in_turn
@@ -44,13 +45,17 @@ class AuditSettings:
     log_timezone: str = "UTC"
     with_groups: bool = True
     #: whether the report lists every group with its committed offsets (``audit --json``):
-    #: without it each group's offsets stay columns (``groups.model.CommittedTable``), which
-    #: is all the rest of the audit reads of them, and no Python object is made per offset
+    #: without it no group is built, only the findings about them (``listing``)
     groups_listed: bool = True
     #: ``__consumer_offsets``' real partition count when known (None: the partition dirs tell,
     #: see ``groups.recover.plan``); :func:`plan_audit` sets it from
     #: ``offsets.topic.num.partitions`` when that is set
     partitions_count: int | None = None
+
+    @property
+    def listing(self) -> Listing:
+        """What each partition's replay lists of its groups."""
+        return Listing.OFFSETS if self.groups_listed else Listing.NONE
 
 
 @dataclass(frozen=True, slots=True)

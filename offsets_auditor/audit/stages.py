@@ -63,6 +63,7 @@ from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, FindingKind, Severity
 from offsets_auditor.groups.delta import GroupsDelta
 from offsets_auditor.groups.model import GroupState, PartitionGroups
+from offsets_auditor.groups.replay import Listing
 from offsets_auditor.groups.rules import loader_rules
 from offsets_auditor.logdir.model import (
     LogDir,
@@ -194,12 +195,11 @@ def fold_segments(
     partition: PartitionDir,
     results: Iterable[SegmentResult],
     arrays: Arrays = in_memory,
-    offsets_as_columns: bool = False,
+    listing: Listing = Listing.OFFSETS,
 ) -> FoldedPartition:
     """``results`` are the partition's segments' in offset order, taken once each (so they can
     be loaded one at a time: what is kept of each is its columns); ``arrays`` makes the key
-    ids; ``offsets_as_columns``: the replay's committed offsets as columns
-    (``GroupsFold.result``)."""
+    ids; ``listing``: what the replay lists of the groups (``GroupsFold.result``)."""
     groups_plan = work.groups_plan
     fold = groups_plan.fold(partition) if groups_plan is not None else None
 
@@ -210,7 +210,7 @@ def fold_segments(
             yield result.segment, result.facts
 
     scan = fold_partition(partition, facts(), arrays)
-    replay = fold.result(offsets_as_columns) if fold is not None else None
+    replay = fold.result(listing) if fold is not None else None
     return FoldedPartition(partition, scan, replay)
 
 
@@ -219,7 +219,7 @@ def replay_segments(
     work: LogDirWork,
     partition: PartitionDir,
     deltas: Iterable[GroupsDelta | None],
-    offsets_as_columns: bool = False,
+    listing: Listing = Listing.OFFSETS,
 ) -> PartitionGroups | None:
     """The groups' part of :func:`fold_segments` alone: the deltas of the partition's segments
     (in offset order) replayed. The two parts read nothing of each other, so a big partition's
@@ -231,7 +231,7 @@ def replay_segments(
     for delta in deltas:
         if delta is not None:
             fold.add(delta)
-    return fold.result(offsets_as_columns)
+    return fold.result(listing)
 
 
 @cyclic_gc_paused()
@@ -311,12 +311,12 @@ def audit_partition(
     now_ms: int,
     arrays: Arrays = in_memory,
     emulations: Emulations = emulate_each,
-    offsets_as_columns: bool = False,
+    listing: Listing = Listing.OFFSETS,
 ) -> PartitionOutcome:
     """Stage B, its three steps one after the other: ``results`` folded
     (:func:`fold_segments`), emulated at each of ``configs`` (``emulations``), finished
     (:func:`finish_partition`)."""
-    folded = fold_segments(work, partition, results, arrays, offsets_as_columns)
+    folded = fold_segments(work, partition, results, arrays, listing)
     emulated = emulations(work, folded, configs, now_ms, arrays)
     return finish_partition(work, folded, configs, now_ms, emulated)
 
@@ -480,7 +480,7 @@ def audit_log_dir(
                     audit_plan.configs,
                     audit_plan.now_ms,
                     arrays,
-                    offsets_as_columns=not audit_plan.settings.groups_listed,
+                    listing=audit_plan.settings.listing,
                 )
             )
     return conclude(audit_plan, work, outcomes, read_findings)

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor import _native
+from offsets_auditor.constants import OFFSETS_TOPIC
 from offsets_auditor.coordinator import coordinator_partitions
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import Finding, FindingKind, Severity
@@ -54,6 +56,32 @@ from offsets_auditor.groups.model import (
 from offsets_auditor.groups.rules import LoaderRules
 from offsets_auditor.reader.tables import GrowingColumns, Interner
 from offsets_auditor.schemas import RecordValue
+
+
+class Listing(Enum):
+    """What :meth:`GroupsFold.result` lists of the groups."""
+
+    #: each group, with its committed offsets as objects (``audit --json``, ``groups``)
+    OFFSETS = "offsets"
+    #: each group, its committed offsets as the result's columns (the scan's part files)
+    OFFSET_COLUMNS = "offset columns"
+    #: no group, only the findings about them, misplaced groups included (the text ``audit``,
+    #: whose report lists none: a partition of 200,000 groups builds no object per group)
+    NONE = "none"
+
+
+def misplaced_finding(group: str, partition: int, expected: int, partitions: int) -> Finding:
+    """Group ``group`` has records in offsets partition ``partition``, where ``partitionFor``
+    sends it to ``expected`` with ``partitions`` partitions."""
+    return Finding(
+        FindingKind.MISPLACED_GROUP,
+        Severity.WARNING,
+        f"group {group!r} has records in {OFFSETS_TOPIC}-{partition}, but partitionFor sends it"
+        f" to {OFFSETS_TOPIC}-{expected} with {partitions} partitions: its coordinator never"
+        " reads these",
+        partition=f"{OFFSETS_TOPIC}-{partition}",
+        group=group,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,11 +359,11 @@ class GroupsFold:
 
     # -- the result --------------------------------------------------------------------------
 
-    def result(self, offsets_as_columns: bool = False) -> PartitionGroups:
-        """The groups as the loader concludes them at the end of the replayed records. With
-        ``offsets_as_columns``, their committed offsets are the result's ``committed`` columns
-        and each group's ``offsets`` is empty (no Python object per offset)."""
-        commits = self._sorted_commits()
+    def result(self, listing: Listing = Listing.OFFSETS) -> PartitionGroups:
+        """The groups as the loader concludes them at the end of the replayed records, listed
+        as ``listing`` says (with :attr:`Listing.OFFSET_COLUMNS`, their committed offsets are the
+        result's ``committed`` columns and each group's ``offsets`` is empty; with
+        :attr:`Listing.NONE`, no group is listed and the misplaced ones are findings)."""
         pending: dict[str, list[PendingTransactionalOffset]] = {}
         findings = list(self._findings)
         for producer_id, producer_offsets in sorted(self._pending.items()):
@@ -367,21 +395,22 @@ class GroupsFold:
                         group=sorted_names[0] if len(sorted_names) == 1 else None,
                     )
                 )
+        if listing is Listing.NONE:
+            names = self._committed_group_names() | self._uncommitted_group_names(pending)
+            ordered = sorted(names)
+            findings += [
+                misplaced_finding(name, self.partition, where, self.partitions_count)
+                for name, where in zip(ordered, self._expected(ordered), strict=True)
+                if where != self.partition
+            ]
+            return self._partition_groups((), findings)
+        commits = self._sorted_commits()
         committed_groups = set(commits.groups) if commits is not None else set()
-        names = (
-            committed_groups
-            | set(pending)
-            | set(self._metadata)
-            | set(self._removals)
-            | {g for g, c in self._consumer_groups.items() if c.exists}
-        )
-        ordered = sorted(names)
-        expected = (
-            coordinator_partitions(ordered, self.partitions_count).tolist() if ordered else []
-        )
+        ordered = sorted(committed_groups | self._uncommitted_group_names(pending))
+        expected = self._expected(ordered)
         offsets = (
             commits.offsets(self._committed)
-            if commits is not None and not offsets_as_columns
+            if commits is not None and listing is Listing.OFFSETS
             else {}
         )
         groups = tuple(
@@ -396,9 +425,17 @@ class GroupsFold:
         )
         table = (
             commits.table(self._committed, {name: i for i, name in enumerate(ordered)})
-            if commits is not None and offsets_as_columns
+            if commits is not None and listing is Listing.OFFSET_COLUMNS
             else None
         )
+        return self._partition_groups(groups, findings, table)
+
+    def _partition_groups(
+        self,
+        groups: tuple[GroupState, ...],
+        findings: list[Finding],
+        committed: CommittedTable | None = None,
+    ) -> PartitionGroups:
         return PartitionGroups(
             partition=self.partition,
             groups=groups,
@@ -408,8 +445,33 @@ class GroupsFold:
             findings=tuple(findings),
             problems=tuple(self._problems),
             record_problems=tuple(self._record_problems),
-            committed=table,
+            committed=committed,
         )
+
+    def _expected(self, ordered: list[str]) -> list[int]:
+        """``partitionFor`` of each of ``ordered``."""
+        return coordinator_partitions(ordered, self.partitions_count).tolist() if ordered else []
+
+    def _uncommitted_group_names(
+        self, pending: dict[str, list[PendingTransactionalOffset]]
+    ) -> set[str]:
+        """The groups known other than by a committed offset: pending transactional offsets,
+        metadata, removals, the new coordinator's groups."""
+        return (
+            set(pending)
+            | set(self._metadata)
+            | set(self._removals)
+            | {g for g, c in self._consumer_groups.items() if c.exists}
+        )
+
+    def _committed_group_names(self) -> set[str]:
+        """The groups with a committed offset, without sorting their keys (:attr:`Listing.NONE`)."""
+        keys = self._keys
+        present = np.flatnonzero(self._committed.present[: len(keys)])
+        names = keys.names
+        held = np.zeros(len(names), dtype=np.bool_)
+        held[keys.keys["group"][present]] = True
+        return {names[i] for i in np.flatnonzero(held).tolist()}
 
     def _sorted_commits(self) -> _SortedCommits | None:
         """The keys with a committed offset, sorted by (group, topic, partition) with numpy:

@@ -1,5 +1,5 @@
 """The groups table built from a replay's committed offsets as columns (``GroupsFold.result``
-with ``offsets_as_columns``, then ``published.groups.table_columns``) is the table built from
+with ``Listing.OFFSET_COLUMNS``, then ``published.groups.table_columns``) is the table built from
 the report's objects (``group_columns``): the same rows, in the same order, on every real log
 dir of the fixtures."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from offsets_auditor.audit.group_recovery import plan
-from offsets_auditor.groups.replay import GroupsFold
+from offsets_auditor.groups.replay import GroupsFold, Listing
 from offsets_auditor.groups.rules import loader_rules
 from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 from offsets_auditor.published.groups import group_columns, table_columns
@@ -43,7 +43,7 @@ def folds(log_dir: Path) -> list[GroupsFold]:
 def test_the_table_of_columns_is_the_table_of_objects(log_dir: Path) -> None:
     for fold in folds(log_dir):
         objects = fold.result()
-        columns = fold.result(offsets_as_columns=True)
+        columns = fold.result(Listing.OFFSET_COLUMNS)
         assert columns.groups == tuple(replace(g, offsets=()) for g in objects.groups)
         assert objects.committed is None
         if columns.committed is None:  # no committed offset: nothing to compare but the rows
