@@ -838,9 +838,13 @@ reader_reserve(Reader *rd, int64_t records)
     if (need <= rd->capacity) {
         return 0;
     }
+    /* Eightfold up to a whole chunk: each growth copies every column (realloc), so doubling
+     * from 1024 rows copied about a whole chunk of 38 columns over; eightfold copies about half
+     * of one. Starting at a whole chunk would allocate ~25 MiB for a one-record segment. */
+    int64_t most = rd->max_records > need ? rd->max_records : need;
     int64_t rows = rd->capacity ? rd->capacity : 1024;
     while (rows < need) {
-        rows *= 2;
+        rows = rows * 8 < most ? rows * 8 : most;
     }
     return reader_resize(rd, rows);
 }
