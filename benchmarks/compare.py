@@ -5,13 +5,15 @@ A speed change is measured against the commit before it, on the same machine in 
 git worktree with its own C extension built as ``pip`` builds it (``pip wheel``; the tree's C
 may differ from this one's), then ``offsets-auditor audit`` of one broker of the cluster
 benchmark (``benchmarks/cluster.py``, generated at ``--scale`` unless present) runs by each side
-in turn, ``--pairs`` times, pinned to one core with ``--jobs 1`` (``--jobs 2``: both cores).
+in turn (``BASE`` first in even pairs, this tree first in odd ones: no order bias), ``--pairs``
+times, pinned to one core with ``--jobs 1`` (``--jobs 2``: both cores).
 
-Each side runs as ``python -P -m offsets_auditor.cli.main`` with ``PYTHONPATH`` at its own tree
-and its working directory there, checked to import its own package (``-P``: the current
-directory is not put first on the path, where it would shadow the other side). Each run is
-measured from outside (``benchmarks.measure``): wall, CPU and peak resident memory. Prints a
-Markdown table, the medians and whether every run of both sides printed the same report; the
+Each side runs as ``python -P -m offsets_auditor.cli.main`` with ``PYTHONPATH`` at its own tree,
+checked to import its own package (``-P``: the current directory is not put first on the path,
+where it would shadow the other side). Each run is measured from outside
+(``benchmarks.measure``): wall, CPU and peak resident memory. Prints a Markdown table, the
+medians, each pair's ratio of CPU seconds (two runs back to back move less with the machine's
+speed than runs apart) and whether every run of both sides printed the same report; the
 worktree is removed at the end.
 """
 
@@ -131,6 +133,14 @@ def table(sides: list[Side], runs: dict[str, list[Measured]], size: int) -> str:
         lines.append(f"| {name}, each run | " + " | ".join(cells) + " |")
     cells = [f"{size / 1e6 / median(runs[s.label], lambda m: m.wall_seconds):.1f}" for s in sides]
     lines.append("| MB/s per core (median wall) | " + " | ".join(cells) + " |")
+    base, this = (runs[s.label] for s in sides)
+    # each pair ran back to back: its ratio moves less with the machine's speed than the times
+    ratios = [b.cpu_seconds / t.cpu_seconds for b, t in zip(base, this, strict=True)]
+    shown = ", ".join(f"{r:.3f}" for r in ratios)
+    lines.append(
+        f"| CPU s of `{sides[0].label}` over this tree's, each pair (median) | {shown}"
+        f" ({statistics.median(ratios):.3f}) | |"
+    )
     return "\n".join(lines)
 
 
@@ -165,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                 side.check_imports_itself()
             warm([broker])
             runs: dict[str, list[Measured]] = {s.label: [] for s in sides}
-            for _ in range(args.pairs):
-                for side in sides:
+            for pair in range(args.pairs):
+                for side in sides if pair % 2 == 0 else sides[::-1]:  # ABBA: no order bias
                     runs[side.label].append(audit_once(side, broker, manifest["now_ms"], args.jobs))
         finally:
             remove_worktree(where)
