@@ -422,9 +422,57 @@ StringTable_item(StringTable *t, Py_ssize_t i)
     return s;
 }
 
+/* texts(ids) -> list: string ids[i] (int32) decoded as well-formed UTF-8, or None where its
+ * bytes are not (the caller decodes those by the rules it needs: Java's, or Python's
+ * "replace"). Well-formed UTF-8 decodes alike under every such rule. */
+static PyObject *
+StringTable_texts(StringTable *t, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = view.len / 4;
+    if (view.len != 4 * n) {
+        PyErr_SetString(PyExc_ValueError, "texts: ids are int32");
+        goto done;
+    }
+    const int32_t *ids = (const int32_t *)view.buf;
+    PyObject *texts = PyList_New(n);
+    if (texts == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= t->count) {
+            PyErr_Format(PyExc_IndexError, "texts: string id %d of %lld", (int)ids[i],
+                         (long long)t->count);
+            Py_DECREF(texts);
+            goto done;
+        }
+        const StringRef *r = t->refs + ids[i];
+        PyObject *text = PyUnicode_DecodeUTF8((const char *)r->p, (Py_ssize_t)r->n, "strict");
+        if (text == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                Py_DECREF(texts);
+                goto done;
+            }
+            PyErr_Clear();
+            text = Py_NewRef(Py_None);
+        }
+        PyList_SET_ITEM(texts, i, text);
+    }
+    result = texts;
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef StringTable_methods[] = {
     {"intern", (PyCFunction)StringTable_intern, METH_O,
      "intern(raw) -> id: the id of these bytes, new ids in first-seen order."},
+    {"texts", (PyCFunction)StringTable_texts, METH_O,
+     "texts(ids) -> list: each id's string decoded as well-formed UTF-8, None where it is not."},
     {"intern_slices", (PyCFunction)StringTable_intern_slices, METH_VARARGS,
      "intern_slices(buffers, buffer, start, size, out) -> len(table): the id of each slice of"
      " the buffers into out (int32)."},

@@ -84,6 +84,9 @@ class StringTable:
     ) -> int:
         """Each row's bytes ``buffers[buffer[i]][start[i]:start[i] + size[i]]`` interned (int16,
         int64, int32 columns), its id into ``out`` (int32); returns the table's size."""
+    def texts(self, ids: Buffer | npt.NDArray[Any], /) -> list[str | None]:
+        """String ``ids[i]`` (int32) decoded as well-formed UTF-8, or None where its bytes are
+        not (decode those by the rules the caller needs)."""
     def __getitem__(self, index: int, /) -> bytes: ...
     def __len__(self) -> int: ...
 

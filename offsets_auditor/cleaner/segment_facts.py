@@ -33,7 +33,7 @@ from offsets_auditor.reader.columns import (
     KeyStatus,
     ValueStatus,
 )
-from offsets_auditor.reader.tables import GrowingColumns, Interner
+from offsets_auditor.reader.tables import GrowingColumns, Interner, decoded_texts
 from offsets_auditor.records.control import control_key_problem
 from offsets_auditor.schemas import UnknownValue, decode_key, decode_value
 
@@ -228,6 +228,10 @@ def segment_facts(
     return builder.result(base_offset)
 
 
+def _replaced(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 class _SegmentWriters:
     """The writes of one segment so far, per string id of the segment's table (its chunks
     share it): records, first appearance, first and last known commit time, and per count of
@@ -294,7 +298,7 @@ class _SegmentWriters:
         t = self.table
         ids = np.flatnonzero(t["first_seen"] >= 0)
         ids = ids[np.argsort(t["first_seen"][ids], kind="stable")]
-        names = [strings[i].decode("utf-8", "replace") for i in ids.tolist()]
+        names = decoded_texts(strings, ids, _replaced)
         interner = Interner()
         group = interner.ids(names)
         n = len(interner)

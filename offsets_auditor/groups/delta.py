@@ -44,7 +44,7 @@ from offsets_auditor.groups.consumer_groups import CONSUMER_GROUP_TYPES
 from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules
 from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
 from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
-from offsets_auditor.reader.tables import GrowingColumns, Interner
+from offsets_auditor.reader.tables import GrowingColumns, Interner, decoded_texts
 from offsets_auditor.records.model import NO_PRODUCER_ID
 from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue
 from offsets_auditor.schemas.java_utf8 import java_utf8
@@ -230,7 +230,7 @@ class DeltaBuilder:
         marked = np.zeros(len(names), dtype=np.bool_)
         marked[string_ids[unnamed]] = True
         new = np.flatnonzero(marked)
-        names[new] = self._names.ids([self._rows.text(chunk, i) for i in new.tolist()])
+        names[new] = self._names.ids(decoded_texts(chunk.strings, new, java_utf8))
         return names[string_ids]
 
     # -- one chunk --------------------------------------------------------------------------
@@ -600,7 +600,7 @@ class _MetadataTexts:
         known = len(self._texts)
         if count > known:
             new = np.empty(count - known, dtype=object)
-            new[:] = [java_utf8(self._raw[i]) for i in range(known, count)]
+            new[:] = decoded_texts(self._raw, np.arange(known, count), java_utf8)
             self._texts = np.concatenate([self._texts, new])
         out[some] = self._texts[ids]
         return out

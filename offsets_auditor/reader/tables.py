@@ -9,13 +9,14 @@ memory in proportion to the keys or groups, never the records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from offsets_auditor import _native
+from offsets_auditor.reader.columns import StringTable
 
 
 class GrowingColumns:
@@ -76,3 +77,20 @@ class Interner:
         out = np.empty(len(names), dtype=np.int32)
         _native.intern_all(names, self._ids, self.names, out)
         return out
+
+
+def decoded_texts(
+    strings: StringTable, ids: npt.NDArray[Any], malformed: Callable[[bytes], str]
+) -> list[str]:
+    """String ``ids[i]`` of the table ``strings`` (``reader.columns.StringTable``) as text:
+    well-formed UTF-8 decoded in one C call (``StringTable.texts``), which every rule decodes
+    alike; the rest by ``malformed`` (Java's rules, or Python's "replace")."""
+    if not len(ids):
+        return []
+    wanted = np.ascontiguousarray(ids, dtype=np.int32)
+    texts = strings.texts(wanted)
+    if None in texts:
+        for i, text in enumerate(texts):
+            if text is None:
+                texts[i] = malformed(strings[int(wanted[i])])
+    return cast(list[str], texts)  # every None replaced

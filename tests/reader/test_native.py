@@ -19,6 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offsets_auditor import _native
+from offsets_auditor.reader.tables import decoded_texts
+from offsets_auditor.schemas.java_utf8 import java_utf8
 
 SOURCE = Path(__file__).parent.parent.parent / "offsets_auditor" / "_native.c"
 WIDTHS = [w for w in (1, 8, 16) if w <= _native.max_simd_width()]
@@ -69,6 +71,26 @@ def test_string_table_tells_apart_strings_one_byte_apart(strings: list[bytes]) -
     table = _native.StringTable()
     assert [table.intern(v) for v in variants] == expected
     assert [table[i] for i in range(len(table))] == list(first)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.binary(max_size=12) | st.text(max_size=8).map(str.encode), max_size=30))
+def test_texts_decode_well_formed_utf8_and_leave_the_rest(strings: list[bytes]) -> None:
+    """``StringTable.texts`` is Python's strict UTF-8 decoding, None where it fails; with a
+    fallback (``reader.tables.decoded_texts``) every string decodes as Java would."""
+    table = _native.StringTable()
+    ids = np.array([table.intern(s) for s in strings], dtype=np.int32)
+
+    def strict(raw: bytes) -> str | None:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    assert table.texts(ids) == [strict(s) for s in strings]
+    assert decoded_texts(table, ids, java_utf8) == [java_utf8(s) for s in strings]
+    with pytest.raises(IndexError):
+        table.texts(np.array([len(table)], dtype=np.int32))
 
 
 def test_intern_slices_interns_each_rows_bytes() -> None:
