@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from offsets_auditor.audit.allocator import keep_freed_memory
 from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.parallel import audit_log_dir_on, default_jobs, forked_each
 from offsets_auditor.audit.plan import AuditSettings, PlanError, plan_audit
@@ -131,6 +132,7 @@ def register(subparsers: Any) -> None:
 
 @cyclic_gc_paused()  # the whole command: its audits, then the report over what they built
 def run(args: argparse.Namespace) -> int:
+    keep_freed_memory()  # for the next chunk's blocks (audit.allocator)
     overrides: dict[str, str] = {}
     for flag, key in (
         ("dedupe_buffer_size", "log.cleaner.dedupe.buffer.size"),

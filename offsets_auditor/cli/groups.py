@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from offsets_auditor.audit.allocator import keep_freed_memory
 from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.group_recovery import GroupsRecovery, recover
 from offsets_auditor.cli.commands import summary
@@ -143,6 +144,7 @@ def _form_parser() -> argparse.ArgumentParser:
 
 @cyclic_gc_paused()  # the whole command: the groups' recovery, then what it prints of them
 def run(args: argparse.Namespace) -> int:
+    keep_freed_memory()  # for the next chunk's blocks (audit.allocator)
     words = list(args.words)
     if not words or words[0] not in (*_FORMS, "-h", "--help"):
         words.insert(0, "list")
