@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the C extension with AddressSanitizer and UndefinedBehaviorSanitizer and run the tests
-# that drive it hardest (both readers compared on real, edge-case and fuzzed segments, and the
+# Build the C extensions with AddressSanitizer and UndefinedBehaviorSanitizer and run the tests
+# that drive them hardest (both readers compared on real, edge-case and fuzzed segments, and the
 # primitives) against that build. Any sanitizer report fails the run.
 #
 #   scripts/sanitize.sh [PYTHON]      (default .venv/bin/python; `make sanitize` calls it)
@@ -16,9 +16,11 @@ cp -r offsets_auditor "$out/"
 find "$out/offsets_auditor" -name '*.so' -delete
 include=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 suffix=$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-gcc -O1 -g -Wall -Wextra -Werror -fPIC -shared -fno-omit-frame-pointer \
-    -fsanitize=address,undefined -fno-sanitize-recover=all \
-    -I"$include" offsets_auditor/_native.c -o "$out/offsets_auditor/_native$suffix"
+for module in _native _folds; do
+    gcc -O1 -g -Wall -Wextra -Werror -fPIC -shared -fno-omit-frame-pointer \
+        -fsanitize=address,undefined -fno-sanitize-recover=all \
+        -I"$include" "offsets_auditor/$module.c" -o "$out/offsets_auditor/$module$suffix"
+done
 asan=$(gcc -print-file-name=libasan.so)
 ubsan=$(gcc -print-file-name=libubsan.so)
 # CPython keeps memory until exit: leaks are not what this run looks for.
@@ -32,9 +34,11 @@ import sys
 
 sys.meta_path = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")]
 sys.path.insert(0, sys.argv[1])
+import offsets_auditor._folds as folds  # noqa: E402
 import offsets_auditor._native as native  # noqa: E402
 
 assert native.__file__.startswith(sys.argv[1]), native.__file__
+assert folds.__file__.startswith(sys.argv[1]), folds.__file__
 import pytest  # noqa: E402
 
 sys.exit(
@@ -49,6 +53,7 @@ sys.exit(
             "tests/reader/test_reader_backends.py",
             "tests/reader/test_decoder_fuzz.py",
             "tests/reader/test_column_decode.py",
+            "tests/cleaner/test_writer_shares.py",
         ]
     )
 )

@@ -23,7 +23,7 @@ from typing import Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from offsets_auditor import _native
+from offsets_auditor import _folds, _native
 from offsets_auditor.cleaner.damage import CleanerDamage, stops_the_cleaner
 from offsets_auditor.errors import ControlKeyError, DecodeError
 from offsets_auditor.reader.columns import (
@@ -236,7 +236,8 @@ class _SegmentWriters:
     """The writes of one segment so far, per string id of the segment's table (its chunks
     share it): records, first appearance, first and last known commit time, and per count of
     records in a batch the sum of those batches' sizes (a record's share of a batch is the
-    batch's size over its records: kept exact as these parts)."""
+    batch's size over its records: kept exact as these parts). Each chunk is folded in one
+    pass over its records (``_folds.writer_rows``, ``_folds.writers_add``)."""
 
     def __init__(self) -> None:
         self.table = GrowingColumns(
@@ -247,8 +248,9 @@ class _SegmentWriters:
                 "last_timestamp": (np.int64, -1),
             }
         )
-        #: records per batch -> its row of ``sums``
-        self.count_rows: dict[int, int] = {}
+        #: records per batch -> its row of ``sums`` (-1: none yet)
+        self.row_of_count = np.full(0, -1, dtype=np.int32)
+        self.rows = 0
         #: per count row, per string id: the sum of the sizes of its records' batches
         self.sums = np.zeros((0, 0), dtype=np.int64)
         self.seen = 0
@@ -256,41 +258,45 @@ class _SegmentWriters:
     def add(
         self,
         groups: npt.NDArray[np.int32],
+        batch: npt.NDArray[np.int32],
+        control: npt.NDArray[np.int8],
         counts: npt.NDArray[np.int32],
-        which: npt.NDArray[np.intp],
         sizes: npt.NDArray[np.int64],
         timestamps: npt.NDArray[np.int64],
     ) -> None:
-        """One chunk's writer rows, in order: group string id, records in the batch (as an
-        index ``which`` into the distinct ``counts``), batch size, commit time (-1:
-        unknown)."""
+        """One chunk's records, in order: group string id (-1: writes nothing), batch row; its
+        batches' control flag, record count and size; each record's commit time (-1:
+        unknown). A record writes when it has a group and its batch is no control batch."""
+        top = int(groups.max(initial=-1))
+        if top < 0:
+            return
         t = self.table
-        t.reserve(int(groups.max()) + 1)
-        capacity = t.capacity
-        records = np.bincount(groups)
-        t["records"][: len(records)] += records
-        first = t["first_seen"]
-        positions = np.arange(self.seen, self.seen + len(groups), dtype=np.int64)
-        new = first[groups] < 0
-        if np.any(new):  # first appearances: each new group's first row (the last put wins)
-            news = np.ascontiguousarray(groups[new][::-1])
-            present = np.zeros(capacity, dtype=np.bool_)
-            _native.map_put(news, positions[new][::-1].copy(), present, first, 0, 1 << 62)
-        self.seen += len(groups)
-        known = timestamps >= 0
-        np.minimum.at(t["first_timestamp"], groups[known], timestamps[known])
-        np.maximum.at(t["last_timestamp"], groups[known], timestamps[known])
-        # per (count, group) cell, in place: work in proportion to the rows, not the table
-        used = np.flatnonzero(np.bincount(which, minlength=len(counts)))
-        row = np.zeros(len(counts), dtype=np.intp)
-        row[used] = [
-            self.count_rows.setdefault(c, len(self.count_rows)) for c in counts[used].tolist()
-        ]
-        if self.sums.shape != (len(self.count_rows), capacity):
-            grown = np.zeros((len(self.count_rows), capacity), dtype=np.int64)
+        t.reserve(top + 1)
+        most = int(counts.max(initial=0)) + 1
+        if len(self.row_of_count) < most:
+            row_of_count = np.full(most, -1, dtype=np.int32)
+            row_of_count[: len(self.row_of_count)] = self.row_of_count
+            self.row_of_count = row_of_count
+        self.rows, used = _folds.writer_rows(
+            groups, batch, control, counts, self.row_of_count, self.rows
+        )
+        if self.sums.shape != (self.rows, t.capacity):
+            grown = np.zeros((self.rows, t.capacity), dtype=np.int64)
             grown[: self.sums.shape[0], : self.sums.shape[1]] = self.sums
             self.sums = grown
-        np.add.at(self.sums.reshape(-1), row[which] * capacity + groups, sizes)
+        self.seen = _folds.writers_add(
+            groups,
+            batch,
+            np.frombuffer(used, dtype=np.int32),
+            sizes,
+            timestamps,
+            self.seen,
+            t["records"],
+            t["first_seen"],
+            t["first_timestamp"],
+            t["last_timestamp"],
+            self.sums,
+        )
 
     def result(self, strings: Any) -> WriterShares:
         """Per group in order of first appearance (string ids whose names decode alike are one
@@ -319,8 +325,8 @@ class _SegmentWriters:
             tuple(interner.names),
             merged(t["records"][ids], np.add, 0),
             tuple(
-                (count, merged(self.sums[row][ids], np.add, 0))
-                for count, row in sorted(self.count_rows.items())
+                (count, merged(self.sums[int(self.row_of_count[count])][ids], np.add, 0))
+                for count in np.flatnonzero(self.row_of_count >= 0).tolist()
             ),
             np.where(lasts >= 0, firsts, -1),
             lasts,
@@ -440,27 +446,21 @@ class _FactsBuilder:
         """Per record of a non-control batch whose key starts with a group id: the group, the
         batch's size and record count (the share), and the commit time."""
         r, b = chunk.records, chunk.batches
-        mine = (r.group >= 0) & (b.control[r.batch] == 0)
-        rows = np.flatnonzero(mine)
-        if not len(rows):
-            return
-        timestamps = r.timestamp[rows].copy()
-        missing = np.flatnonzero(timestamps < 0)
-        if len(missing):
-            status = r.value_status[rows[missing]]
-            committed = status == ValueStatus.OK
-            timestamps[missing[committed]] = r.commit_timestamp[rows[missing[committed]]]
+        timestamps = r.timestamp
+        missing = np.flatnonzero((timestamps < 0) & (r.group >= 0))
+        if len(missing):  # v0 records: the commit time from the value
+            timestamps = timestamps.copy()
+            status = r.value_status[missing]
+            committed = missing[status == ValueStatus.OK]
+            timestamps[committed] = r.commit_timestamp[committed]
             # a tombstone has none; other values of offset-commit keys are read from their bytes
             others = missing[
-                (status == ValueStatus.DEFERRED) & np.isin(r.key_type[rows[missing]], (0, 1))
+                (status == ValueStatus.DEFERRED) & np.isin(r.key_type[missing], (0, 1))
             ]
-            for i in others.tolist():
-                row = int(rows[i])
-                timestamps[i] = commit_timestamp_of(chunk.key_bytes(row), chunk.value_bytes(row))
-        batch = r.batch[rows]
+            for row in others.tolist():
+                timestamps[row] = commit_timestamp_of(chunk.key_bytes(row), chunk.value_bytes(row))
         self.strings = chunk.strings
-        counts, which = np.unique(b.records, return_inverse=True)  # per batch: few, sorted once
-        self.writers.add(r.group[rows], counts, which[batch], b.size[batch], timestamps)
+        self.writers.add(r.group, r.batch, b.control, b.records, b.size, timestamps)
 
     def result(self, base_offset: int) -> SegmentFacts:
         last = self.last_offset if self.last_offset is not None else base_offset - 1

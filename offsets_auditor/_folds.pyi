@@ -1,0 +1,38 @@
+"""Type stub of the C extension ``offsets_auditor/_folds.c``: the per-record folds of a chunk's
+columns (their rules: the callers' docstrings)."""
+
+from typing import Any
+
+import numpy.typing as npt
+from typing_extensions import Buffer
+
+_Column = Buffer | npt.NDArray[Any]
+
+def writer_rows(
+    group: _Column,
+    batch: _Column,
+    batch_control: _Column,
+    batch_records: _Column,
+    row_of_count: _Column,
+    rows: int,
+    /,
+) -> tuple[int, bytearray]:
+    """The shares table's row of each batch whose records write (int32, -1: none), new rows
+    numbered from ``rows`` into ``row_of_count`` (by count of records in a batch); the rows
+    after."""
+
+def writers_add(
+    group: _Column,
+    batch: _Column,
+    batch_row: _Column,
+    batch_size: _Column,
+    timestamp: _Column,
+    seen: int,
+    records: _Column,
+    first_seen: _Column,
+    first_timestamp: _Column,
+    last_timestamp: _Column,
+    sums: _Column,
+    /,
+) -> int:
+    """One chunk's writes added to the per-group state columns; the writes counted after."""
