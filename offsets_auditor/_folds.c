@@ -190,7 +190,242 @@ done:
     return result;
 }
 
+/* A new bytearray of `n` int64s; NULL with an exception on failure. */
+static PyObject *
+int64s(Py_ssize_t n)
+{
+    return PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+}
+
+/* The key statuses and value statuses of reader/columns.py (KeyStatus, ValueStatus). */
+enum { KEY_OK = 0 };
+enum { VALUE_DEFERRED = 1 };
+/* commit_rows' per-batch states. */
+enum { BATCH_PLAIN = 0, BATCH_APART = 1, BATCH_UNREAD = 2 };
+
+/* commit_rows(batch, offset, key_status, value_status, topic, batch_state, end_offset)
+ *   -> (plain, others, first_read, last_batch, log_end)
+ *
+ * Which records of one chunk the coordinator's loader reads, and how (groups/delta.py,
+ * DeltaBuilder): a record is read unless its batch is unread (batch_state 2: it ends below the
+ * load's start) or its offset is at or past end_offset. A read record is plain when its batch
+ * is plain (state 0: no control batch, no transaction by the rules) and it is an offset commit
+ * whose key and value the reader decoded (key_status OK, a topic, value_status not DEFERRED);
+ * every other read record is taken one by one. Returns the plain rows and the other read rows
+ * (int64, in order), per batch the offset of its first read record (int64, -1: none), the
+ * batch of the last read record (-1: none) and the greatest read offset + 1 (0: none). */
+static PyObject *
+folds_commit_rows(PyObject *module, PyObject *args)
+{
+    (void)module;
+    Py_buffer batch, offset, key_status, value_status, topic, batch_state;
+    long long end_offset;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*L:commit_rows", &batch, &offset, &key_status,
+                          &value_status, &topic, &batch_state, &end_offset)) {
+        return NULL;
+    }
+    PyObject *result = NULL, *plain = NULL, *others = NULL, *first = NULL;
+    Py_ssize_t n = batch.len / 4, nb = batch_state.len;
+    if (!holds(&batch, n, 4, "commit_rows: batch int32") ||
+        !holds(&offset, n, 8, "commit_rows: offset int64") ||
+        !holds(&key_status, n, 1, "commit_rows: key_status int8") ||
+        !holds(&value_status, n, 1, "commit_rows: value_status int8") ||
+        !holds(&topic, n, 4, "commit_rows: topic int32")) {
+        goto done;
+    }
+    plain = int64s(n);
+    others = int64s(n);
+    first = int64s(nb);
+    if (plain == NULL || others == NULL || first == NULL) {
+        goto done;
+    }
+    const int32_t *bi = (const int32_t *)batch.buf, *tp = (const int32_t *)topic.buf;
+    const int64_t *off = (const int64_t *)offset.buf;
+    const int8_t *ks = (const int8_t *)key_status.buf, *vs = (const int8_t *)value_status.buf;
+    const int8_t *state = (const int8_t *)batch_state.buf;
+    int64_t *p = (int64_t *)PyByteArray_AS_STRING(plain);
+    int64_t *o = (int64_t *)PyByteArray_AS_STRING(others);
+    int64_t *f = (int64_t *)PyByteArray_AS_STRING(first);
+    for (Py_ssize_t b = 0; b < nb; b++) {
+        f[b] = -1;
+    }
+    Py_ssize_t n_plain = 0, n_others = 0;
+    long long last_batch = -1, log_end = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t b = bi[i];
+        if (b < 0 || b >= nb) {
+            PyErr_Format(PyExc_IndexError, "commit_rows: record %zd: batch %d of %zd", i, (int)b,
+                         nb);
+            goto done;
+        }
+        if (state[b] == BATCH_UNREAD || off[i] >= end_offset) {
+            continue;
+        }
+        if (f[b] < 0) {
+            f[b] = off[i];
+        }
+        last_batch = b;
+        if (off[i] + 1 > log_end) {
+            log_end = off[i] + 1;
+        }
+        if (state[b] == BATCH_PLAIN && ks[i] == KEY_OK && tp[i] >= 0 && vs[i] != VALUE_DEFERRED) {
+            p[n_plain++] = i;
+        }
+        else {
+            o[n_others++] = i;
+        }
+    }
+    if (PyByteArray_Resize(plain, n_plain * 8) < 0 || PyByteArray_Resize(others, n_others * 8) < 0) {
+        goto done;
+    }
+    result = Py_BuildValue("OOOLL", plain, others, first, last_batch, log_end);
+done:
+    Py_XDECREF(plain);
+    Py_XDECREF(others);
+    Py_XDECREF(first);
+    PyBuffer_Release(&batch);
+    PyBuffer_Release(&offset);
+    PyBuffer_Release(&key_status);
+    PyBuffer_Release(&value_status);
+    PyBuffer_Release(&topic);
+    PyBuffer_Release(&batch_state);
+    return result;
+}
+
+/* commit_keys(rows, group, topic, partition, names) -> packed
+ *
+ * The key of each of `rows` (int64) as the loader keys its offsets, by name: 16 bytes each,
+ * int32 (name id of its group, name id of its topic, partition, 0), `names` (int32) giving the
+ * name id of each string id, for interning in a _native.KeyTable. */
+static PyObject *
+folds_commit_keys(PyObject *module, PyObject *args)
+{
+    (void)module;
+    Py_buffer rows, group, topic, partition, names;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*:commit_keys", &rows, &group, &topic, &partition,
+                          &names)) {
+        return NULL;
+    }
+    PyObject *result = NULL, *packed = NULL;
+    Py_ssize_t n = rows.len / 8, records = group.len / 4, strings = names.len / 4;
+    if (!holds(&rows, n, 8, "commit_keys: rows int64") ||
+        !holds(&group, records, 4, "commit_keys: group int32") ||
+        !holds(&topic, records, 4, "commit_keys: topic int32") ||
+        !holds(&partition, records, 4, "commit_keys: partition int32") ||
+        !holds(&names, strings, 4, "commit_keys: names int32")) {
+        goto done;
+    }
+    packed = PyByteArray_FromStringAndSize(NULL, n * 16);
+    if (packed == NULL) {
+        goto done;
+    }
+    const int64_t *row = (const int64_t *)rows.buf;
+    const int32_t *g = (const int32_t *)group.buf, *t = (const int32_t *)topic.buf;
+    const int32_t *part = (const int32_t *)partition.buf, *name = (const int32_t *)names.buf;
+    int32_t *key = (int32_t *)PyByteArray_AS_STRING(packed);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int64_t i = row[j];
+        if (i < 0 || i >= records || g[i] < 0 || g[i] >= strings || t[i] < 0 || t[i] >= strings
+            || name[g[i]] < 0 || name[t[i]] < 0) {
+            PyErr_Format(PyExc_IndexError, "commit_keys: row %lld: no named group and topic",
+                         (long long)i);
+            goto done;
+        }
+        key[4 * j] = name[g[i]];
+        key[4 * j + 1] = name[t[i]];
+        key[4 * j + 2] = part[i];
+        key[4 * j + 3] = 0;
+    }
+    result = Py_NewRef(packed);
+done:
+    Py_XDECREF(packed);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&group);
+    PyBuffer_Release(&topic);
+    PyBuffer_Release(&partition);
+    PyBuffer_Release(&names);
+    return result;
+}
+
+/* latest(ids, log_offset, stored, last) -> (keys, winners)
+ *
+ * Each key's latest record among candidates in record order (ids: int32 key id of each,
+ * log_offset: int64 its offset), kept when later than the key's stored offset (stored: int64 per
+ * key id, -1: none): the keys (int64) and the candidate each keeps (int64, an index into the
+ * candidates), in order of those candidates. `last` is scratch, an int32 per key id, all -1,
+ * and left so. */
+static PyObject *
+folds_latest(PyObject *module, PyObject *args)
+{
+    (void)module;
+    Py_buffer ids, log_offset, stored, last;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*:latest", &ids, &log_offset, &stored, &last)) {
+        return NULL;
+    }
+    PyObject *result = NULL, *keys = NULL, *winners = NULL;
+    Py_ssize_t n = ids.len / 4, capacity = stored.len / 8;
+    if (!holds(&ids, n, 4, "latest: ids int32") ||
+        !holds(&log_offset, n, 8, "latest: log_offset int64") ||
+        !holds(&stored, capacity, 8, "latest: stored int64") ||
+        !holds(&last, capacity, 4, "latest: last int32 per stored")) {
+        goto done;
+    }
+    const int32_t *id = (const int32_t *)ids.buf;
+    const int64_t *off = (const int64_t *)log_offset.buf, *have = (const int64_t *)stored.buf;
+    int32_t *at = (int32_t *)last.buf;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (id[j] < 0 || id[j] >= capacity) {
+            for (Py_ssize_t k = 0; k < j; k++) {
+                at[id[k]] = -1;
+            }
+            PyErr_Format(PyExc_IndexError, "latest: key id %d of %zd", (int)id[j], capacity);
+            goto done;
+        }
+        at[id[j]] = (int32_t)j;
+    }
+    keys = int64s(n);
+    winners = int64s(n);
+    if (keys == NULL || winners == NULL) {
+        for (Py_ssize_t j = 0; j < n; j++) {
+            at[id[j]] = -1;
+        }
+        goto done;
+    }
+    int64_t *k = (int64_t *)PyByteArray_AS_STRING(keys);
+    int64_t *w = (int64_t *)PyByteArray_AS_STRING(winners);
+    Py_ssize_t found = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (at[id[j]] == (int32_t)j && off[j] > have[id[j]]) {
+            k[found] = id[j];
+            w[found++] = j;
+        }
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        at[id[j]] = -1;
+    }
+    if (PyByteArray_Resize(keys, found * 8) < 0 || PyByteArray_Resize(winners, found * 8) < 0) {
+        goto done;
+    }
+    result = Py_BuildValue("OO", keys, winners);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(winners);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&log_offset);
+    PyBuffer_Release(&stored);
+    PyBuffer_Release(&last);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
+    {"commit_rows", folds_commit_rows, METH_VARARGS,
+     "commit_rows(batch, offset, key_status, value_status, topic, batch_state, end_offset) ->"
+     " (plain, others, first_read, last_batch, log_end): what the loader reads of a chunk"},
+    {"commit_keys", folds_commit_keys, METH_VARARGS,
+     "commit_keys(rows, group, topic, partition, names) -> packed: each row's key by name"},
+    {"latest", folds_latest, METH_VARARGS,
+     "latest(ids, log_offset, stored, last) -> (keys, winners): each key's latest candidate"
+     " later than what it holds"},
     {"writer_rows", folds_writer_rows, METH_VARARGS,
      "writer_rows(group, batch, batch_control, batch_records, row_of_count, rows) -> (rows,"
      " batch_row): the shares table's row of each batch whose records write"},

@@ -54,6 +54,7 @@ sys.exit(
             "tests/reader/test_decoder_fuzz.py",
             "tests/reader/test_column_decode.py",
             "tests/cleaner/test_writer_shares.py",
+            "tests/groups/test_commit_folds.py",
         ]
     )
 )

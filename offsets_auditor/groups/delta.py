@@ -29,7 +29,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from offsets_auditor import _native
+from offsets_auditor import _folds, _native
 from offsets_auditor.errors import DecodeError
 from offsets_auditor.findings import FindingKind
 from offsets_auditor.groups.commit_record import (
@@ -42,12 +42,18 @@ from offsets_auditor.groups.commit_record import (
 )
 from offsets_auditor.groups.consumer_groups import CONSUMER_GROUP_TYPES
 from offsets_auditor.groups.rules import CommitOffsetOf, LoaderRules
-from offsets_auditor.reader.columns import Chunk, KeyStatus, ValueStatus
+from offsets_auditor.reader.columns import Chunk, ValueStatus
 from offsets_auditor.reader.decode import DecodedRecord, RowDecoder
 from offsets_auditor.reader.tables import GrowingColumns, Interner, decoded_texts
 from offsets_auditor.records.model import NO_PRODUCER_ID
 from offsets_auditor.schemas import RecordKey, RecordValue, UnknownValue
 from offsets_auditor.schemas.java_utf8 import java_utf8
+
+#: ``_folds.commit_rows``' batch states (and ``end_offset`` when there is none).
+_BATCH_PLAIN: Final = 0
+_BATCH_APART: Final = 1
+_BATCH_UNREAD: Final = 2
+_NO_END: Final = (1 << 63) - 1
 
 #: Control record type ids the loader acts on (``ControlRecordType``).
 ABORT: Final = 0
@@ -172,6 +178,7 @@ class DeltaBuilder:
     _notes: dict[tuple[str, str], Note] = field(default_factory=dict)
     _problems: list[DecodeError] = field(default_factory=list)
     _record_problems: list[DecodeError] = field(default_factory=list)
+    _named_strings: int = 0  # the string ids named so far (``_names_of_strings``)
     _open_batch: tuple[int, int] = (-1, 0)  # (entry ordinal, offset of its first record read)
     _record_batch: tuple[str | None, int] = (None, -1)  # (file, position) of the last record
     _record_batch_first: int = -1
@@ -214,95 +221,95 @@ class DeltaBuilder:
     def _name_id(self, name: str) -> int:
         return self._names.id(name)
 
-    def _name_ids(self, chunk: Chunk, string_ids: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
-        """The delta's name ids of a chunk's string ids (the segment's chunks share one string
-        table: each string id is decoded once)."""
-        if not len(string_ids):
-            return np.zeros(0, dtype=np.int32)
-        table = self._string_names
-        table.reserve(int(string_ids.max()) + 1)
-        names = table["name"]
-        found = names[string_ids]
-        unnamed = found < 0
-        if not unnamed.any():
-            return found
-        # the string ids not named yet, each once and in order: marked, not sorted (np.unique)
-        marked = np.zeros(len(names), dtype=np.bool_)
-        marked[string_ids[unnamed]] = True
-        new = np.flatnonzero(marked)
-        names[new] = self._names.ids(decoded_texts(chunk.strings, new, java_utf8))
-        return names[string_ids]
+    def _names_of_strings(self, chunk: Chunk) -> npt.NDArray[np.int32]:
+        """The delta's name id of each string id of the segment's table (its chunks share it):
+        the strings added since the last chunk named, each decoded once, in one call."""
+        table, named = self._string_names, self._named_strings
+        count = len(chunk.strings)
+        if count > named:
+            table.reserve(count)
+            new = np.arange(named, count)
+            table["name"][new] = self._names.ids(decoded_texts(chunk.strings, new, java_utf8))
+            self._named_strings = count
+        return table["name"]
 
     # -- one chunk --------------------------------------------------------------------------
 
     def _chunk(self, chunk: Chunk) -> None:
-        r, b = chunk.records, chunk.batches
-        read = np.ones(len(r), dtype=np.bool_)
-        if self.start_offset is not None:
-            read &= (b.last_offset + 1 > self.start_offset)[r.batch]
-        if self.end_offset is not None:
-            read &= r.offset < self.end_offset
-        rows = np.flatnonzero(read)
-        if not len(rows):
+        r = chunk.records
+        plain, others, first_read, last_batch, log_end = _folds.commit_rows(
+            r.batch,
+            r.offset,
+            r.key_status,
+            r.value_status,
+            r.topic,
+            self._batch_states(chunk),
+            _NO_END if self.end_offset is None else self.end_offset,
+        )
+        if last_batch < 0:  # nothing read
             return
-        self._log_end = max(self._log_end, int(r.offset[rows].max()) + 1)
-        first_of_batch = self._first_of_batch(chunk, rows)
-        control = b.control[r.batch] != 0
-        transactional = (
-            b.producer_id[r.batch] != NO_PRODUCER_ID
-            if self.rules.new_coordinator
-            else (b.transactional[r.batch] != 0) & self.rules.transactions
+        self._log_end = max(self._log_end, log_end)
+        first_of_batch = self._first_of_batch(
+            chunk, np.frombuffer(first_read, np.int64), last_batch
         )
-        simple = (
-            read
-            & ~control
-            & ~transactional
-            & (r.key_status == KeyStatus.OK)
-            & (r.topic >= 0)
-            & (r.value_status != ValueStatus.DEFERRED)
-        )
-        self._records += int(np.count_nonzero(simple))
-        self._removals_of(chunk, simple & (r.value_status == ValueStatus.NULL))
-        candidates = np.flatnonzero(simple)
+        candidates = np.frombuffer(plain, dtype=np.int64)
+        self._records += len(candidates)
+        self._removals_of(chunk, candidates[r.value_status[candidates] == ValueStatus.NULL])
+        names = self._names_of_strings(chunk)
+        keys = np.frombuffer(
+            _folds.commit_keys(candidates, r.group, r.topic, r.partition, names), dtype=np.int32
+        ).reshape(-1, 4)
         self._latest.add(
-            self._name_ids(chunk, r.group[candidates]),
-            self._name_ids(chunk, r.topic[candidates]),
-            r.partition[candidates],
+            keys,
             r.offset[candidates],
-            _column_fields(chunk, candidates, self._order(chunk, first_of_batch)),
+            _column_fields(chunk, candidates, self._order(chunk, candidates, first_of_batch)),
             lambda chosen: self._metadata_texts.of(chunk, candidates[chosen]),
         )
-        others = np.flatnonzero(read & ~simple)
         if len(others):
-            self._one_by_one(chunk, others, first_of_batch)
+            self._one_by_one(chunk, np.frombuffer(others, dtype=np.int64), first_of_batch)
 
-    def _first_of_batch(self, chunk: Chunk, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-        """Per record: the offset of the first record read from its batch (a batch split over
-        chunks continues from the previous one)."""
-        r, b = chunk.records, chunk.batches
-        first = np.full(len(b), -1, dtype=np.int64)
-        batches_read = r.batch[rows]
-        starts = np.flatnonzero(np.r_[True, batches_read[1:] != batches_read[:-1]])
-        first[batches_read[starts]] = r.offset[rows[starts]]
+    def _batch_states(self, chunk: Chunk) -> npt.NDArray[np.int8]:
+        """Per batch, for ``_folds.commit_rows``: read apart (control batches, and transactions
+        by the rules), not read (ending below the load's start), or plain."""
+        b = chunk.batches
+        apart = b.control != 0
+        if self.rules.new_coordinator:
+            apart |= b.producer_id != NO_PRODUCER_ID
+        elif self.rules.transactions:
+            apart |= b.transactional != 0
+        states = np.where(apart, _BATCH_APART, _BATCH_PLAIN).astype(np.int8)
+        if self.start_offset is not None:
+            states[b.last_offset + 1 <= self.start_offset] = _BATCH_UNREAD
+        return states
+
+    def _first_of_batch(
+        self, chunk: Chunk, first_read: npt.NDArray[np.int64], last_batch: int
+    ) -> npt.NDArray[np.int64]:
+        """Per batch: the offset of the first record read from it (a batch split over chunks
+        continues from the previous one); ``first_read`` is what this chunk read first of
+        each, ``last_batch`` the batch of the last record it read."""
+        b = chunk.batches
+        first = first_read.copy()
         ordinal, offset = self._open_batch
         for row in np.flatnonzero(b.continued != 0).tolist():
             if int(b.ordinal[row]) == ordinal:
                 first[row] = offset
-        last_row = int(batches_read[-1])
-        self._open_batch = (int(b.ordinal[last_row]), int(first[last_row]))
-        return first[r.batch]
+        self._open_batch = (int(b.ordinal[last_batch]), int(first[last_batch]))
+        return first
 
-    def _order(self, chunk: Chunk, first_of_batch: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """Per record: the offset ``olderThan`` compares (rules 4 and 7)."""
+    def _order(
+        self, chunk: Chunk, rows: npt.NDArray[np.int64], first_of_batch: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        """Per record of ``rows``: the offset ``olderThan`` compares (rules 4 and 7)."""
         r, b = chunk.records, chunk.batches
         if self.rules.commit_offset_of is CommitOffsetOf.RECORD:
-            return r.offset
+            return r.offset[rows]
         if self.rules.commit_offset_of is CommitOffsetOf.BATCH_BASE_OFFSET:
-            return b.base_offset[r.batch]
-        return first_of_batch
+            return b.base_offset[r.batch[rows]]
+        return first_of_batch[r.batch[rows]]
 
-    def _removals_of(self, chunk: Chunk, tombstones: npt.NDArray[np.bool_]) -> None:
-        rows = np.flatnonzero(tombstones)
+    def _removals_of(self, chunk: Chunk, rows: npt.NDArray[np.int64]) -> None:
+        """The plain tombstones ``rows``: each group's last."""
         if not len(rows):
             return
         ids, of_row = np.unique(chunk.records.group[rows], return_inverse=True)
@@ -313,15 +320,18 @@ class DeltaBuilder:
             self._removals[name] = max(self._removals.get(name, -1), last)
 
     def _one_by_one(
-        self, chunk: Chunk, rows: npt.NDArray[np.intp], first_of_batch: npt.NDArray[np.int64]
+        self, chunk: Chunk, rows: npt.NDArray[np.int64], first_of_batch: npt.NDArray[np.int64]
     ) -> None:
-        """The records the columns do not settle: decoded, then the loader's rules one by one."""
-        order = self._order(chunk, first_of_batch)
-        for row, item in zip(rows.tolist(), self._rows.decoded(chunk, rows.tolist()), strict=True):
+        """The records the columns do not settle: decoded, then the loader's rules one by one
+        (``first_of_batch`` per batch)."""
+        order = self._order(chunk, rows, first_of_batch).tolist()
+        firsts = first_of_batch[chunk.records.batch[rows]].tolist()
+        decoded = self._rows.decoded(chunk, rows.tolist())
+        for item, row_order, first in zip(decoded, order, firsts, strict=True):
             if item.error is not None:
                 self._record_problems.append(item.error)
                 continue
-            self._apply(item, int(order[row]), int(first_of_batch[row]))
+            self._apply(item, row_order, first)
 
     def _apply(self, item: DecodedRecord, order: int, first_of_batch: int) -> None:
         """The loader's rules for one record (``order``: the offset ``olderThan`` compares)."""
@@ -376,9 +386,7 @@ class DeltaBuilder:
             values["tombstone"] = np.array([commit is None])
             metadata = ["" if commit is None else commit.metadata]
             self._latest.add(
-                np.array([self._name_id(k[0])], dtype=np.int32),
-                np.array([self._name_id(k[1])], dtype=np.int32),
-                np.array([k[2]], dtype=np.int32),
+                np.array([[self._name_id(k[0]), self._name_id(k[1]), k[2], 0]], dtype=np.int32),
                 values["log_offset"],
                 lambda chosen: {name: values[name][chosen] for name in _WINNER_FIELDS},
                 lambda chosen: metadata,
@@ -475,63 +483,37 @@ class _LatestCommits:
 
     def __init__(self) -> None:
         self._ids = _native.KeyTable()
-        self._table = GrowingColumns({**_COLUMNS, "metadata": (object, "")})
-
-    def _key_ids(
-        self,
-        group: npt.NDArray[np.int32],
-        topic: npt.NDArray[np.int32],
-        partition: npt.NDArray[np.int32],
-    ) -> npt.NDArray[np.int32]:
-        packed = np.zeros((len(group), 4), dtype=np.int32)
-        packed[:, 0], packed[:, 1], packed[:, 2] = group, topic, partition
-        ids = np.empty(len(group), dtype=np.int32)
-        self._table.reserve(self._ids.ids(packed, ids))
-        return ids
+        #: "last" is ``_folds.latest``'s scratch: -1 for every key between calls
+        self._table = GrowingColumns({**_COLUMNS, "metadata": (object, ""), "last": (np.int32, -1)})
 
     def add(
         self,
-        group: npt.NDArray[np.int32],
-        topic: npt.NDArray[np.int32],
-        partition: npt.NDArray[np.int32],
+        keys: npt.NDArray[np.int32],
         log_offset: npt.NDArray[np.int64],
         fields: Callable[[npt.NDArray[np.intp]], dict[str, npt.NDArray[Any]]],
         metadata: Callable[[npt.NDArray[np.intp]], Sequence[str] | npt.NDArray[np.object_]],
     ) -> None:
-        """Candidates, in record order, by key and log offset: each key keeps its latest.
-        ``fields(rows)`` gives the other columns (:data:`_WINNER_FIELDS`) of the candidate rows
-        that win, ``metadata(rows)`` their metadata strings: only winners are gathered."""
-        ids = self._key_ids(group, topic, partition)
-        if not len(ids):
+        """Candidates, in record order, by key (rows of int32: group name id, topic name id,
+        partition, 0) and log offset: each key keeps its latest. ``fields(rows)`` gives the
+        other columns (:data:`_WINNER_FIELDS`) of the candidate rows that win,
+        ``metadata(rows)`` their metadata strings: only winners are gathered."""
+        if not len(keys):
             return
+        ids = np.empty(len(keys), dtype=np.int32)
         table = self._table
-        last = np.full(table.capacity, -1, dtype=np.int64)
-        _native.map_put(
-            ids,
-            np.arange(len(ids), dtype=np.int64),
-            np.zeros(len(last), np.bool_),
-            last,
-            0,
-            1 << 62,
-        )
-        keys = np.flatnonzero(last >= 0)
-        rows = last[keys]
-        newer = log_offset[rows] > table["log_offset"][keys]
-        keys, rows = keys[newer], rows[newer]
+        table.reserve(self._ids.ids(keys, ids))
+        won, winners = _folds.latest(ids, log_offset, table["log_offset"], table["last"])
+        key_ids, rows = np.frombuffer(won, np.int64), np.frombuffer(winners, np.int64)
         if not len(rows):
             return
-        for name, column in (
-            ("group", group),
-            ("topic", topic),
-            ("partition", partition),
-            ("log_offset", log_offset),
-        ):
-            table[name][keys] = column[rows]
-        for name, column in fields(rows).items():
-            table[name][keys] = column
-        winners = np.empty(len(rows), dtype=object)
-        winners[:] = metadata(rows)
-        table["metadata"][keys] = winners
+        for column, name in enumerate(("group", "topic", "partition")):
+            table[name][key_ids] = keys[rows, column]
+        table["log_offset"][key_ids] = log_offset[rows]
+        for name, values in fields(rows).items():
+            table[name][key_ids] = values
+        texts = np.empty(len(rows), dtype=object)
+        texts[:] = metadata(rows)
+        table["metadata"][key_ids] = texts
 
     def result(self, names: tuple[str, ...]) -> CommitColumns:
         table = self._table
@@ -555,17 +537,17 @@ _WINNER_FIELDS: Final = tuple(
 
 
 def _column_fields(
-    chunk: Chunk, rows: npt.NDArray[np.intp], order: npt.NDArray[np.int64]
+    chunk: Chunk, rows: npt.NDArray[np.int64], order: npt.NDArray[np.int64]
 ) -> Callable[[npt.NDArray[np.intp]], dict[str, npt.NDArray[Any]]]:
     """The :data:`_WINNER_FIELDS` of candidate rows (indexes into ``rows``, decoded
-    OffsetCommitKeys with an OK value or a tombstone)."""
+    OffsetCommitKeys with an OK value or a tombstone; ``order[i]`` is ``rows[i]``'s)."""
 
     def fields(chosen: npt.NDArray[np.intp]) -> dict[str, npt.NDArray[Any]]:
         picked = rows[chosen]
         r = chunk.records
         return {
             **{name: getattr(r, column)[picked] for name, column in READER_COLUMNS.items()},
-            "order": order[picked],
+            "order": order[chosen],
             "tombstone": r.value_status[picked] == ValueStatus.NULL,
         }
 
