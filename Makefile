@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,spark,api,live]'
+	# bytecode now, as a wheel install does: the editable install leaves none, and with
+	# PYTHONDONTWRITEBYTECODE set (as in many images) every command compiled every module again
+	$(BIN)/python -m compileall -q offsets_auditor spark_jobs api >/dev/null
 	touch $(STAMP)
 
 # The demo: the Spark scan of four real brokers' log dirs (Kafka 0.9.0.1 and 2.3.0, the config
