@@ -23,10 +23,13 @@ def java_string_hashes(texts: Sequence[str]) -> npt.NDArray[np.int32]:
     their two UTF-16 surrogates; lone surrogates (e.g. from undecodable bytes) pass through as
     such. ``h = 31*h + c`` over a string's units is the sum of ``c_i * 31^(n-1-i)`` modulo
     2^32, computed for all the strings at once."""
-    raw = "".join(texts).encode("utf-16-le", "surrogatepass")
+    joined = "".join(texts)
+    raw = joined.encode("utf-16-le", "surrogatepass")
     units = np.frombuffer(raw, dtype="<u2").astype(np.uint64)
-    lengths = np.fromiter((len(t.encode("utf-16-le", "surrogatepass")) // 2 for t in texts),
-                          dtype=np.int64, count=len(texts))  # fmt: skip
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    if len(raw) != 2 * len(joined):  # characters outside the BMP: two units each
+        lengths = np.fromiter((len(t.encode("utf-16-le", "surrogatepass")) // 2 for t in texts),
+                              dtype=np.int64, count=len(texts))  # fmt: skip
     if not len(units):
         return np.zeros(len(texts), dtype=np.int32)
     ends = np.cumsum(lengths)

@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from offsets_auditor.cli.main import main
-from offsets_auditor.coordinator import coordinator_partition, java_string_hash, kafka_abs
+from offsets_auditor.coordinator import (
+    coordinator_partition,
+    java_string_hash,
+    java_string_hashes,
+    kafka_abs,
+)
 
 
 def reference_hash(text: str) -> int:
@@ -54,6 +59,18 @@ def test_java_hash_and_partition(
         if expected_partition is not None:
             assert partition == expected_partition
         assert partition == kafka_abs(expected_hash) % partitions
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [case[0] for case in CASES],  # one outside the BMP among the others: units counted apart
+        [case[0] for case in CASES if case[0] != "\U0001f600"],  # all in the BMP: characters
+        ["a\ud800b", "\udfff", "", "x" * 300],  # lone surrogates (undecodable bytes), long ids
+    ],
+)
+def test_many_hashes_at_once(texts: list[str]) -> None:
+    assert java_string_hashes(texts).tolist() == [reference_hash(t) for t in texts]
 
 
 def test_negative_hash_case_really_is_negative() -> None:
