@@ -828,6 +828,9 @@ typedef struct {
     int64_t jobs_capacity;
     /* 0: leave the digest column zero (readers that never look at it: dump, the summary) */
     int digests;
+    /* 0: leave the group and topic columns -1, interning no string (the summary, which reads
+     * only the keys' and values' versions); key_status is what it would be */
+    int names;
 } Reader;
 
 static PyTypeObject ReaderType;
@@ -970,7 +973,7 @@ classify_key(Reader *rd, int64_t row, const RawRecord *rec)
         return 0;
     }
     int64_t group_len = n >= 4 ? string_at(k, n, 2) : -1;
-    if (group_len >= 0) {
+    if (group_len >= 0 && rd->names) {
         int64_t id = string_table_intern(rd->strings, k + 4, group_len, ROLE_GROUP);
         if (id < 0) {
             return -1;
@@ -982,11 +985,14 @@ classify_key(Reader *rd, int64_t row, const RawRecord *rec)
         int64_t topic_at = 4 + group_len;
         int64_t topic_len = string_at(k, n, topic_at);
         if (topic_len >= 0 && topic_at + 2 + topic_len + 4 == n) {
-            int64_t id = string_table_intern(rd->strings, k + topic_at + 2, topic_len, ROLE_TOPIC);
-            if (id < 0) {
-                return -1;
+            if (rd->names) {
+                int64_t id =
+                    string_table_intern(rd->strings, k + topic_at + 2, topic_len, ROLE_TOPIC);
+                if (id < 0) {
+                    return -1;
+                }
+                rd->r.topic[row] = (int32_t)id;
             }
-            rd->r.topic[row] = (int32_t)id;
             rd->r.partition[row] = be32(k + n - 4);
             rd->r.key_status[row] = KEY_OK;
         }
@@ -1011,7 +1017,8 @@ classify_value(Reader *rd, int64_t row, const RawRecord *rec, int64_t value_star
     rd->r.expire_timestamp[row] = -1;
     rd->r.metadata_start[row] = 0;
     rd->r.metadata_size[row] = 0;
-    if (v == NULL || rd->r.key_status[row] != KEY_OK || rd->r.topic[row] < 0) {
+    int key_type = rd->r.key_type[row]; /* an OK key of type 0 or 1 is an OffsetCommitKey */
+    if (v == NULL || rd->r.key_status[row] != KEY_OK || (key_type != 0 && key_type != 1)) {
         return;
     }
     int version = rd->r.value_version[row];
@@ -1602,13 +1609,14 @@ emit_validated(Reader *rd, const Header *h, const unsigned char *body, int64_t n
 static PyObject *
 Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"strings", "max_records", "simd_width", "digests", NULL};
+    static char *kwlist[] = {"strings", "max_records", "simd_width", "digests", "names", NULL};
     PyObject *strings;
     long long max_records = 1 << 16;
     int simd_width = 0;
     int digests = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|Lip:Reader", kwlist, &StringTableType,
-                                     &strings, &max_records, &simd_width, &digests)) {
+    int names = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|Lipp:Reader", kwlist, &StringTableType,
+                                     &strings, &max_records, &simd_width, &digests, &names)) {
         return NULL;
     }
     if (max_records < 1 || max_records > (1LL << 30)) {
@@ -1626,6 +1634,7 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     rd->max_records = max_records;
     rd->simd_width = simd_width ? simd_width : md5_max_width();
     rd->digests = digests;
+    rd->names = names;
     Py_INCREF(strings);
     rd->strings = (StringTable *)strings;
     if (reader_resize(rd, 0) < 0) {

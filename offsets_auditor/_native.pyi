@@ -118,8 +118,10 @@ class Reader:
         max_records: int = 65536,
         simd_width: int = 0,
         digests: bool = True,
+        names: bool = True,
     ) -> None:
-        """``digests=False`` leaves the digest column zero (no MD5 computed)."""
+        """``digests=False`` leaves the digest column zero (no MD5 computed); ``names=False``
+        the group and topic columns -1 (no string interned; key statuses as with names)."""
     def start(self, ordinal: int, record: int, /) -> None: ...
     def take(
         self,

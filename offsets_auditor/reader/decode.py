@@ -96,8 +96,9 @@ class RowDecoder:
             r.magic.tolist(),
             r.key_status.tolist(),
             r.value_status.tolist(),
+            r.group.tolist(),
         )
-        batch_of, offsets, timestamps, magics, key_status, value_status = columns
+        batch_of, offsets, timestamps, magics, key_status, value_status, groups = columns
         for row in rows if rows is not None else range(len(r)):
             header = headers[batch_of[row]]
             record = _new_tuple(
@@ -112,7 +113,8 @@ class RowDecoder:
                 ),
             )
             ks = key_status[row]
-            if ks == KeyStatus.OK and value_status[row] != ValueStatus.DEFERRED:
+            named = groups[row] >= 0  # not so when read without names: decode the key's bytes
+            if ks == KeyStatus.OK and named and value_status[row] != ValueStatus.DEFERRED:
                 key = self._column_key(chunk, row)
                 value = None if value_status[row] == ValueStatus.NULL else _column_value(chunk, row)
                 yield _new_tuple(DecodedRecord, (self.file, header, record, key, value, None, None))
@@ -124,7 +126,7 @@ class RowDecoder:
                 )
                 yield DecodedRecord(self.file, header, record, None, None, control=control)
             else:
-                known = self._column_key(chunk, row) if ks == KeyStatus.OK else None
+                known = self._column_key(chunk, row) if ks == KeyStatus.OK and named else None
                 yield decode_record(header, record, self.file, known)
 
     def _column_key(self, chunk: Chunk, row: int) -> RecordKey:

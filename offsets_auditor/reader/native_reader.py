@@ -44,10 +44,11 @@ class NativeChunkBuilder:
         simd_width: int = 0,
         *,
         digests: bool = True,
+        names: bool = True,
     ) -> None:
         self.strings = strings
         self.limits = limits
-        self._reader = _native.Reader(strings, limits.max_chunk_records, simd_width, digests)
+        self._reader = _native.Reader(strings, limits.max_chunk_records, simd_width, digests, names)
         self._buffers: list[bytes | memoryview] = []
         self._window: bytes | None = None
         self._window_index = -1

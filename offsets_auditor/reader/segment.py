@@ -87,13 +87,17 @@ def read_segment(
     limits: Limits = DEFAULT_LIMITS,
     strings: _native.StringTable | None = None,
     digests: bool = True,
+    names: bool = True,
 ) -> Iterator[Chunk | DecodeError]:
     """Every entry of ``source``: chunks of columns and located errors, in file order.
     ``strings`` is the string table the chunks' ids index (a new one by default); with
     ``digests=False`` the ``digest`` column stays zero (no MD5 is computed: for readers that
-    never look at it, like ``dump``)."""
+    never look at it, like ``dump``); with ``names=False`` the C reader interns no group or
+    topic, leaving their columns -1 where it would have set them (for readers that only count
+    key and value versions, like the summary: ``decode.RowDecoder`` then decodes such a key
+    from its bytes)."""
     table = native_reader.new_string_table() if strings is None else strings
-    walk = _Walk(source, file, limits, table, backend, digests)
+    walk = _Walk(source, file, limits, table, backend, digests, names)
     yield from walk.run()
 
 
@@ -108,13 +112,14 @@ class _Walk:
         strings: _native.StringTable,
         backend: Backend,
         digests: bool,
+        names: bool,
     ) -> None:
         self.source = source
         self.file = file
         self.limits = limits
         self.python = PythonChunkBuilder(strings, limits.max_chunk_records, digests=digests)
         self.native = (
-            native_reader.NativeChunkBuilder(strings, limits, digests=digests)
+            native_reader.NativeChunkBuilder(strings, limits, digests=digests, names=names)
             if backend is Backend.NATIVE
             else None
         )

@@ -164,7 +164,10 @@ def summarize_segment(
     found, then the :class:`SegmentTotals` last."""
     totals = SegmentTotals(bytes=source.size)
     rows = RowDecoder(file)
-    for item in read_segment(source, file=file, backend=backend, limits=limits, digests=False):
+    read = read_segment(
+        source, file=file, backend=backend, limits=limits, digests=False, names=False
+    )
+    for item in read:
         if isinstance(item, DecodeError):
             totals.add_error(item)
             yield item
