@@ -96,10 +96,10 @@ class PartitionAudit:
 
     def size_and_top_writer(self) -> tuple[int, str | None, float]:
         writers = self.scan.writers
-        if not writers:
+        if not len(writers):
             return self.scan.size_bytes, None, 0.0
-        total = sum(w.bytes for w in writers.values()) or 1.0
-        group, top = max(writers.items(), key=lambda kv: kv[1].bytes)
+        total = writers.total_bytes() or 1.0
+        ((group, top),) = writers.top(1)
         return self.scan.size_bytes, group, top.bytes / total
 
 

@@ -270,10 +270,9 @@ def _assumed(history: BrokerHistory | None) -> str:
 def top_writers(p: PartitionAudit, limit: int = 5) -> list[dict[str, Any]]:
     """The groups writing most of the partition, by bytes (their share of each batch)."""
     writers = p.scan.writers
-    total = sum(w.bytes for w in writers.values()) or 1.0
-    ranked = sorted(writers.items(), key=lambda kv: -kv[1].bytes)[:limit]
+    total = writers.total_bytes() or 1.0
     result = []
-    for group, w in ranked:
+    for group, w in writers.top(limit):
         rate = w.commit_rate()
         result.append(
             {

@@ -139,6 +139,50 @@ class GroupWrites:
         return self.records / ((self.last_timestamp - self.first_timestamp) / 1000)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class PartitionWriters:
+    """Who wrote a partition, per group in order of first appearance (``names``): records,
+    bytes (its share of each batch, summed exactly, then rounded once) and the first/last
+    record timestamps (-1 when the format has none), as columns: a partition of 200,000 groups
+    makes no object per group, only for the few a report names (:meth:`top`)."""
+
+    names: tuple[str, ...] = ()
+    records: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    bytes: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
+    first_timestamp: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    last_timestamp: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartitionWriters):
+            return NotImplemented
+        return self.names == other.names and all(
+            np.array_equal(getattr(self, name), getattr(other, name))
+            for name in ("records", "bytes", "first_timestamp", "last_timestamp")
+        )
+
+    def writes(self, i: int) -> GroupWrites:
+        return GroupWrites(
+            int(self.records[i]),
+            float(self.bytes[i]),
+            int(self.first_timestamp[i]),
+            int(self.last_timestamp[i]),
+        )
+
+    def total_bytes(self) -> float:
+        """The bytes of every group, added in order as Python's ``sum`` adds them."""
+        return float(sum(self.bytes.tolist()))
+
+    def top(self, limit: int) -> list[tuple[str, GroupWrites]]:
+        """The ``limit`` groups writing most bytes, most first (ties: first to appear first)."""
+        ranked = np.argsort(-self.bytes, kind="stable")[:limit].tolist()
+        return [(self.names[i], self.writes(i)) for i in ranked]
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionScan:
     """A partition read once. ``columns[i]``/``key_ids[i]`` are segment ``i``'s cleaner
@@ -151,7 +195,7 @@ class PartitionScan:
     errors: tuple[DecodeError, ...]
     records: int
     log_end_offset: int
-    writers: dict[str, GroupWrites] = field(default_factory=dict)
+    writers: PartitionWriters = field(default_factory=PartitionWriters)
     columns: tuple[CleanerColumns, ...] = ()
     key_ids: tuple[npt.NDArray[np.int32], ...] = ()
     distinct_keys: int = 0
@@ -300,11 +344,11 @@ class _WriterTotals:
                 column = self.shares[count] = grown
             column[ids] += sizes
 
-    def result(self) -> dict[str, GroupWrites]:
+    def result(self) -> PartitionWriters:
         """Bytes are each record's share of its batch (batch size / records in it), summed
         exactly and rounded once, so the order segments are read in does not matter: over the
         common denominator ``lcm`` of the record counts, each group's numerator is an integer,
-        and Python's integer division rounds it correctly."""
+        and its quotient is rounded correctly (as Python's ``int / int``)."""
         n = len(self.groups)
         denominator = math.lcm(*self.shares) if self.shares else 1
         numerators: Any = np.zeros(n, dtype=np.int64)
@@ -313,16 +357,15 @@ class _WriterTotals:
             numerators = numerators.astype(object)
         for count, column in self.shares.items():
             numerators += column[:n].astype(numerators.dtype) * (denominator // count)
-        numerators = numerators.tolist()
+        if bound < 2**53 and denominator < 2**53:  # both exact as doubles: one rounding
+            shares = numerators.astype(np.float64) / np.float64(denominator)
+        else:
+            shares = np.array([x / denominator for x in numerators.tolist()], dtype=np.float64)
         t = self.table
-        return {
-            name: GroupWrites(records, numerator / denominator, first, last)
-            for name, records, numerator, first, last in zip(
-                self.groups.names,
-                t["records"][:n].tolist(),
-                numerators,
-                t["first_timestamp"][:n].tolist(),
-                t["last_timestamp"][:n].tolist(),
-                strict=True,
-            )
-        }
+        return PartitionWriters(
+            tuple(self.groups.names),
+            t["records"][:n].copy(),
+            shares,
+            t["first_timestamp"][:n].copy(),
+            t["last_timestamp"][:n].copy(),
+        )
