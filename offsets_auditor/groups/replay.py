@@ -113,15 +113,22 @@ class _Committed:
         self.table.reserve(size)
 
     def scatter(
-        self, ids: npt.NDArray[np.int32], columns: CommitColumns, rows: npt.NDArray[np.intp]
+        self,
+        ids: npt.NDArray[np.int32],
+        columns: CommitColumns,
+        rows: npt.NDArray[np.intp] | None = None,
     ) -> None:
-        """Rows of ``columns`` applied to keys ``ids`` (one row per key): a commit replaces the
-        key's offset, a tombstone removes it."""
+        """Rows of ``columns`` (all of them when ``rows`` is None) applied to keys ``ids``
+        (one row per key): a commit replaces the key's offset, a tombstone removes it."""
         table = self.table
-        tombstone = columns.tombstone[rows]
+        tombstone = columns.tombstone if rows is None else columns.tombstone[rows]
         table["present"][ids] = ~tombstone
-        sets = ids[~tombstone]
-        chosen = rows[~tombstone]
+        chosen: npt.NDArray[np.intp] | slice
+        if rows is None and not tombstone.any():  # every row a commit: no gathering
+            sets, chosen = ids, slice(None)
+        else:
+            kept = np.flatnonzero(~tombstone)
+            sets, chosen = ids[kept], kept if rows is None else rows[kept]
         for name in FIELDS:
             table[name][sets] = columns.values[name][chosen]
         table["producer_id"][sets] = -1
@@ -289,8 +296,11 @@ class GroupsFold:
             if touched
             else np.zeros(len(ids), dtype=np.bool_)
         )
-        plain = np.flatnonzero(~in_sequence)
-        self._committed.scatter(ids[plain], commits, plain)
+        if not touched:
+            self._committed.scatter(ids, commits)
+        else:
+            plain = np.flatnonzero(~in_sequence)
+            self._committed.scatter(ids[plain], commits, plain)
         if not (touched or delta.controls):
             return
         # keys with transactional commits pending: every record in offset order
