@@ -375,7 +375,7 @@ class _FactsBuilder:
         rows = np.flatnonzero(starts & (b.control != 0) & (b.records > 0))
         if not len(rows):
             return
-        first = np.searchsorted(r.batch, rows)
+        first = first_records(chunk, rows)
         odd = r.key_status[first] != KeyStatus.CONTROL
         for row, record in zip(rows[odd].tolist(), first[odd].tolist(), strict=True):
             problem = control_key_problem(chunk.key_bytes(record))
@@ -415,7 +415,7 @@ class _FactsBuilder:
         # (v2) or its first record's timestamp (legacy)
         rows = np.flatnonzero(starts & (b.records > 0))
         if len(rows):
-            first_row = np.searchsorted(r.batch, rows)  # each batch's first record in the chunk
+            first_row = first_records(chunk, rows)
             values = np.where(v2[rows], b.max_timestamp[rows], r.timestamp[first_row])
             if self.first_timestamp is None or self.first_timestamp < 0:  # none >= 0 yet
                 known = np.flatnonzero(values >= 0)
@@ -523,10 +523,17 @@ def _first_control_types(chunk: Chunk) -> npt.NDArray[np.int32]:
     has_records = (b.records > 0) & (b.continued == 0)
     rows = np.flatnonzero(has_records)
     if len(rows):
-        first = np.searchsorted(r.batch, rows)
+        first = first_records(chunk, rows)
         decoded = r.key_status[first] == KeyStatus.CONTROL
         types[rows] = np.where(decoded, r.control_type[first].astype(np.int32), UNDECODABLE_CONTROL)
     return types
+
+
+def first_records(chunk: Chunk, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    """The row of the first record of each of the batch ``rows``: batches that start in this
+    chunk and hold records (their records are numbered from the batch's ``first_record``, the
+    chunk's from its own)."""
+    return chunk.batches.first_record[rows] - chunk.first_record
 
 
 def join_columns(parts: list[CleanerColumns]) -> CleanerColumns:

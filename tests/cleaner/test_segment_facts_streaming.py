@@ -16,6 +16,7 @@ from offsets_auditor.cleaner.segment_facts import (
     COLUMN_DTYPES,
     CleanerColumns,
     SegmentFacts,
+    first_records,
     segment_facts,
 )
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns
@@ -82,3 +83,22 @@ def test_spilled_columns_are_mapped_files(tmp_path: Path) -> None:
     assert isinstance(offsets.base, np.memmap) and not offsets.flags.writeable
     written = {p.name: p.stat().st_size for p in (tmp_path / "columns").iterdir()}
     assert written == {name: getattr(facts.columns, name).nbytes for name in COLUMN_DTYPES}
+
+
+@pytest.mark.parametrize("limits", [WHOLE, SMALL], ids=["whole", "small"])
+def test_each_batch_starts_at_its_first_record(limits: Limits) -> None:
+    """``segment_facts.first_records``: where a starting batch with records begins in its
+    chunk is its ``first_record`` less the chunk's, on every real segment, in one chunk and in
+    many (batches split over chunks)."""
+    checked = 0
+    for path in SEGMENTS:
+        with fs.ReadOnlyFile(path) as source:
+            for item in read_segment(source, file=path.name, limits=limits):
+                if not isinstance(item, Chunk):
+                    continue
+                b = item.batches
+                rows = np.flatnonzero((b.continued == 0) & (b.records > 0))
+                expected = np.searchsorted(item.records.batch, rows)
+                assert first_records(item, rows).tolist() == expected.tolist()
+                checked += len(rows)
+    assert checked > 10_000
