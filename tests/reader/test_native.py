@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
-import sysconfig
 import zlib
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from hypothesis import strategies as st
 from offsets_auditor import _native
 from offsets_auditor.reader.tables import decoded_texts
 from offsets_auditor.schemas.java_utf8 import java_utf8
+from tests.support.c_build import assert_builds_without_warnings
 
 SOURCE = Path(__file__).parent.parent.parent / "offsets_auditor" / "_native.c"
 WIDTHS = [w for w in (1, 8, 16) if w <= _native.max_simd_width()]
@@ -307,12 +306,4 @@ def test_intern_all_is_first_seen_order() -> None:
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
 def test_builds_without_warnings(tmp_path: Path) -> None:
-    include = sysconfig.get_paths()["include"]
-    result = subprocess.run(
-        ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", f"-I{include}",
-         str(SOURCE), "-o", str(tmp_path / "native.so")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert_builds_without_warnings(SOURCE, tmp_path / "native.so")
