@@ -8,12 +8,12 @@ SAMPLE := tests/fixtures/kafka-0.9.0.1/cleaner-died/kafka-logs
 
 .PHONY: demo test lint sanitize bench tools deploy-check test-deps service-load
 
+# The bytecode is compiled at install, as a wheel install does: the editable install leaves none,
+# and with PYTHONDONTWRITEBYTECODE set (as in many images) every command compiled every module.
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,spark,api,live]'
-	# bytecode now, as a wheel install does: the editable install leaves none, and with
-	# PYTHONDONTWRITEBYTECODE set (as in many images) every command compiled every module again
 	$(BIN)/python -m compileall -q offsets_auditor spark_jobs api >/dev/null
 	touch $(STAMP)
 

@@ -9,8 +9,9 @@ in turn (``BASE`` first in even pairs, this tree first in odd ones: no order bia
 times, pinned to one core with ``--jobs 1`` (``--jobs 2``: both cores).
 
 Each side runs as ``python -P -m offsets_auditor.cli.main`` with ``PYTHONPATH`` at its own tree,
-its bytecode compiled first (as a wheel install does), checked to import its own package (``-P``: the current directory is not put first on the path,
-where it would shadow the other side). Each run is measured from outside
+its bytecode compiled first (as a wheel install does), checked to import its own package
+(``-P``: the current directory is not put first on the path, where it would shadow the other
+side). Each run is measured from outside
 (``benchmarks.measure``): wall, CPU and peak resident memory. Prints a Markdown table, the
 medians, each pair's ratio of CPU seconds (two runs back to back move less with the machine's
 speed than runs apart) and whether every run of both sides printed the same report; the
