@@ -497,11 +497,18 @@ static PyTypeObject StringTableType = {
 
 /* --------------------------------------------------------------------- KeyTable -- */
 
+/* A slot of the table: the high half of its key's hash (compared before the digest, so a
+ * probe past another key does not load that key's digest) and the key's id + 1 (0: empty). */
+typedef struct {
+    uint32_t tag;
+    uint32_t id;
+} KeySlot;
+
 typedef struct {
     PyObject_HEAD
     unsigned char *digests; /* count x 16, by id */
-    int64_t *slots;         /* id + 1, 0 = empty */
-    int64_t capacity;       /* power of two */
+    KeySlot *slots;
+    int64_t capacity; /* power of two */
     int64_t count;
     int64_t digests_capacity;
 } KeyTable;
@@ -524,21 +531,18 @@ static int
 key_table_grow(KeyTable *t)
 {
     int64_t capacity = t->capacity ? t->capacity * 2 : 4096;
-    int64_t *slots = (int64_t *)PyMem_Calloc((size_t)capacity, sizeof(int64_t));
+    KeySlot *slots = (KeySlot *)PyMem_Calloc((size_t)capacity, sizeof(KeySlot));
     if (slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (int64_t i = 0; i < t->capacity; i++) {
-        int64_t id = t->slots[i];
-        if (id) {
-            int64_t at = (int64_t)(digest_hash(t->digests + MD5_SIZE * (id - 1))
-                                   & (uint64_t)(capacity - 1));
-            while (slots[at]) {
-                at = (at + 1) & (capacity - 1);
-            }
-            slots[at] = id;
+    for (int64_t id = 0; id < t->count; id++) {
+        uint64_t h = digest_hash(t->digests + MD5_SIZE * id);
+        int64_t at = (int64_t)(h & (uint64_t)(capacity - 1));
+        while (slots[at].id) {
+            at = (at + 1) & (capacity - 1);
         }
+        slots[at] = (KeySlot){(uint32_t)(h >> 32), (uint32_t)(id + 1)};
     }
     PyMem_Free(t->slots);
     t->slots = slots;
@@ -546,17 +550,19 @@ key_table_grow(KeyTable *t)
     return 0;
 }
 
-/* The id of digest d; inserted when new and `insert`, else -1. -2 on memory error. */
+/* The id of digest d, whose digest_hash is h; inserted when new and `insert`, else -1. -2 on
+ * memory error. */
 static int64_t
-key_table_find(KeyTable *t, const unsigned char *d, int insert)
+key_table_find(KeyTable *t, const unsigned char *d, uint64_t h, int insert)
 {
     if (insert && (t->count + 1) * 2 > t->capacity && key_table_grow(t) < 0) {
         return -2;
     }
-    int64_t at = (int64_t)(digest_hash(d) & (uint64_t)(t->capacity - 1));
-    while (t->slots[at]) {
-        int64_t id = t->slots[at] - 1;
-        if (memcmp(t->digests + MD5_SIZE * id, d, MD5_SIZE) == 0) {
+    uint32_t tag = (uint32_t)(h >> 32);
+    int64_t at = (int64_t)(h & (uint64_t)(t->capacity - 1));
+    while (t->slots[at].id) {
+        int64_t id = (int64_t)t->slots[at].id - 1;
+        if (t->slots[at].tag == tag && memcmp(t->digests + MD5_SIZE * id, d, MD5_SIZE) == 0) {
             return id;
         }
         at = (at + 1) & (t->capacity - 1);
@@ -576,7 +582,7 @@ key_table_find(KeyTable *t, const unsigned char *d, int insert)
         t->digests_capacity = more;
     }
     memcpy(t->digests + MD5_SIZE * t->count, d, MD5_SIZE);
-    t->slots[at] = ++t->count;
+    t->slots[at] = (KeySlot){tag, (uint32_t)++t->count};
     return t->count - 1;
 }
 
@@ -608,6 +614,9 @@ KeyTable_dealloc(KeyTable *t)
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
+/* How many digests ahead KeyTable.ids computes hashes and fetches slots. */
+#define KEY_AHEAD 16
+
 /* ids(digests, out, insert): out[i] = id of digests[16 i : 16 i + 16] (int32), -1 if absent
  * and not inserted. */
 static PyObject *
@@ -630,8 +639,29 @@ KeyTable_ids(KeyTable *t, PyObject *args)
     }
     const unsigned char *d = (const unsigned char *)digests.buf;
     int32_t *ids = (int32_t *)out.buf;
+    /* A table bigger than the caches costs a memory load per probe: the hashes are computed
+     * KEY_AHEAD digests ahead and their first slots fetched meanwhile (KEY_AHEAD: a power of
+     * two). A table grown since only makes an early fetch useless, not wrong. */
+    uint64_t ahead[KEY_AHEAD];
+    for (int64_t i = 0; i < n && i < KEY_AHEAD; i++) {
+        ahead[i] = digest_hash(d + MD5_SIZE * i);
+        __builtin_prefetch(&t->slots[ahead[i] & (uint64_t)(t->capacity - 1)]);
+    }
     for (int64_t i = 0; i < n; i++) {
-        int64_t id = key_table_find(t, d + MD5_SIZE * i, insert);
+        uint64_t h = ahead[i & (KEY_AHEAD - 1)];
+        if (i + KEY_AHEAD < n) {
+            uint64_t next = digest_hash(d + MD5_SIZE * (i + KEY_AHEAD));
+            ahead[i & (KEY_AHEAD - 1)] = next;
+            __builtin_prefetch(&t->slots[next & (uint64_t)(t->capacity - 1)]);
+        }
+        if (i + KEY_AHEAD / 2 < n) { /* its first slot fetched by now: fetch its digest */
+            uint64_t half = ahead[(i + KEY_AHEAD / 2) & (KEY_AHEAD - 1)];
+            const KeySlot *slot = &t->slots[half & (uint64_t)(t->capacity - 1)];
+            if (slot->id && slot->tag == (uint32_t)(half >> 32)) {
+                __builtin_prefetch(t->digests + MD5_SIZE * (slot->id - 1));
+            }
+        }
+        int64_t id = key_table_find(t, d + MD5_SIZE * i, h, insert);
         if (id == -2) {
             goto done;
         }
