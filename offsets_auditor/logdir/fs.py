@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from offsets_auditor.logdir import page_cache
+
 #: Files bigger than this are not read whole by :func:`read_small_file`.
 SMALL_FILE_LIMIT = 64 * 1024 * 1024
 
@@ -202,10 +204,16 @@ class ReadOnlyFile:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _in_page_cache(self, position: int, length: int) -> bool:
-        """Whether the first and the last page of the range are in the page cache: a one-byte
-        read of each that does not wait for the disk (``RWF_NOWAIT``; on a miss the kernel
-        starts the readahead the read that follows needs anyway). True where the kernel cannot
-        tell (nothing is dropped then)."""
+        """Whether the range (up to the size at open) is in the page cache: every page of it
+        as ``cachestat`` counts them, or where the kernel has no ``cachestat``, the first and
+        the last page by a one-byte read of each that does not wait for the disk
+        (``RWF_NOWAIT``; on a miss the kernel starts the readahead the read that follows needs
+        anyway, and a fast disk may finish it first, so a miss can pass for a hit and its pages
+        stay). True where the kernel cannot tell (nothing is dropped then)."""
+        length = min(length, self.size - position)
+        exact = page_cache.range_cached(self._fd, position, length)
+        if exact is not None or length <= 0:
+            return exact is not False
         probe = bytearray(1)
         for at in (position, position + length - 1):
             try:
