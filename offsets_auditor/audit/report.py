@@ -16,12 +16,14 @@ from offsets_auditor.audit.load_calibration import PartitionSize, units
 from offsets_auditor.audit.partition import BrokerAudit, PartitionAudit
 from offsets_auditor.audit.report_types import LoadEstimateJson
 from offsets_auditor.broker_logs.load_models import MIN_LOAD_MS
+from offsets_auditor.cleaner.behaviour import not_emulated
 from offsets_auditor.cleaner.capacity import max_desired_map_size
 from offsets_auditor.cleaner.headroom import Headroom
 from offsets_auditor.cleaner.passes import PassResult
 from offsets_auditor.findings import exit_status
 from offsets_auditor.startup.checks import index_json
 from offsets_auditor.version_detection import Detection
+from offsets_auditor.versions import KafkaVersion
 
 #: Assumed coordinator load rate when nothing better is known (bytes/s).
 DEFAULT_LOAD_BYTES_PER_SECOND = 50 * 1024 * 1024
@@ -51,6 +53,16 @@ def report_json(
               "evidence": [], "set_aside": []}
     )  # fmt: skip
     version["emulated"] = emulated or [used]
+    # the versions the verdicts speak for: the one given, or the range detected
+    low, high = version["range"] if version["given"] is None else (used, used)
+    version["not_emulated"] = (
+        []
+        if low is None or high is None
+        else [
+            {"fact": f.name, "since": f.since, "until": f.until, "why": f.why}
+            for f in not_emulated(KafkaVersion.parse(low), KafkaVersion.parse(high))
+        ]
+    )
     groups = (
         {
             "groups": [

@@ -9,6 +9,7 @@ blockers receive; nothing else in the cleaner compares versions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Final
@@ -31,12 +32,16 @@ class MapEra(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """A behaviour present from ``since`` up to, not including, ``until`` (None: still)."""
+    """A behaviour present from ``since`` up to, not including, ``until`` (None: still).
+    ``emulated``: whether a rule of the emulation reads it; one that does not cuts no stretch
+    of a version range (emulating there would repeat the stretch before) and the report names
+    it as not emulated (:func:`not_emulated`)."""
 
     name: str
     since: str
     until: str | None
     why: str
+    emulated: bool = True
 
     def holds(self, version: KafkaVersion) -> bool:
         return version.at_least(self.since) and (
@@ -140,7 +145,9 @@ FACTS: Final[tuple[Fact, ...]] = (
         "3.1.0",
         None,
         "tombstones and markers in v2 batches carry their own delete horizon, stamped by the"
-        " first clean that sees them (KIP-534)",
+        " first clean that sees them (KIP-534); not emulated: the emulation keeps judging them"
+        " by the segments' modification time, as before 3.1.0",
+        emulated=False,
     ),
     Fact(
         "has_max_compaction_lag",
@@ -236,9 +243,26 @@ def behaviour_of(version: KafkaVersion) -> CleanerBehaviour:
 
 
 def changes() -> tuple[tuple[str, str], ...]:
-    """Every release at which a fact starts or stops holding, with why, in release order."""
+    """Every release at which an emulated fact starts or stops holding, with why, in release
+    order."""
+    return _edges(f for f in FACTS if f.emulated)
+
+
+def not_emulated(lowest: KafkaVersion, highest: KafkaVersion) -> tuple[Fact, ...]:
+    """The facts no rule of the emulation reads that hold at some release from ``lowest`` to
+    ``highest``: where the broker's cleaner may differ from what is emulated."""
+    return tuple(
+        f
+        for f in FACTS
+        if not f.emulated
+        and highest.at_least(f.since)
+        and (f.until is None or not lowest.at_least(f.until))
+    )
+
+
+def _edges(facts: Iterable[Fact]) -> tuple[tuple[str, str], ...]:
     found: dict[KafkaVersion, list[str]] = {}
-    for fact in FACTS:
+    for fact in facts:
         for edge, verb in ((fact.since, "from"), (fact.until, "until")):
             if edge is not None and edge != "0.0.0" and fact.name != "modelled":
                 found.setdefault(KafkaVersion.parse(edge), []).append(

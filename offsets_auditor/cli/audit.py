@@ -377,6 +377,8 @@ def print_version(version: dict[str, Any], out: Any) -> None:
         out.write(f"Kafka {version['used']}: {version['basis']}\n")
     if len(version["emulated"]) > 1:
         out.write(f"  cleaner emulated at {', '.join(version['emulated'])} (where it changes)\n")
+    for fact in version.get("not_emulated", ()):
+        out.write(f"  not emulated, from {fact['since']}: {fact['why']}\n")
     for e in version["evidence"]:
         where = f" ({e['file']})" if e["file"] else ""
         out.write(f"  {e['implies']:<22} {e['seen']}{where}\n")

@@ -129,3 +129,15 @@ def test_groups_and_restart_progress_detect_too(capsys: pytest.CaptureFixture[st
     progress = json.loads(capsys.readouterr().out)
     assert progress["kafka_version"] == "2.3.0 (detected)"
     assert progress["kafka_version_detection"]["range"] == ["2.3.0", "2.3.0"]
+
+
+def test_what_the_emulation_leaves_out_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """KIP-534 (3.1.0) is read by no rule (tests/version_detection/test_spans.py): the report
+    names it wherever the verdict speaks for 3.1.0 or later, and only there."""
+    log_dir = FIXTURES / "kafka-2.3.0" / "multi-pass" / "kafka-logs"
+    assert audit(log_dir, capsys)["kafka_version"]["not_emulated"] == []
+    assert audit(log_dir, capsys, "--kafka-version", "3.0.0")["kafka_version"]["not_emulated"] == []
+    newer = audit(log_dir, capsys, "--kafka-version", "3.9.0")["kafka_version"]["not_emulated"]
+    assert [(f["fact"], f["since"]) for f in newer] == [("v2_batch_delete_horizon", "3.1.0")]
+    main(["audit", str(log_dir), "--kafka-version", "3.9.0"])
+    assert "\n  not emulated, from 3.1.0: tombstones and markers" in capsys.readouterr().out

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from offsets_auditor.audit.partition import emulate_partition
 from offsets_auditor.cleaner import behaviour
-from offsets_auditor.cleaner.config import cleaner_config
-from offsets_auditor.logdir.model import read_log_dir
+from offsets_auditor.cleaner.config import CleanerConfig, cleaner_config
+from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
 from offsets_auditor.startup.checks import startup_report
 from offsets_auditor.version_detection.model import VersionRange
 from offsets_auditor.version_detection.spans import (
@@ -25,6 +26,7 @@ from offsets_auditor.versions import RELEASES, KafkaVersion
 V = KafkaVersion.parse
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MODELLED = [r for r in RELEASES if r >= V("0.9.0.0")]
+NOW_MS = 1_800_000_000_000
 
 
 def listed(changes: tuple[tuple[str, str], ...]) -> set[KafkaVersion]:
@@ -32,11 +34,13 @@ def listed(changes: tuple[tuple[str, str], ...]) -> set[KafkaVersion]:
 
 
 def cleaner_rules(v: KafkaVersion) -> tuple[object, ...]:
+    """What the emulation reads at ``v``: its config, and the facts its rules read."""
     config = cleaner_config([("offsets.topic.segment.bytes", "1048576")], {}, str(v))
     resolved = behaviour.behaviour_of(v)
+    unread = {f.name: False for f in behaviour.FACTS if not f.emulated}
     return (
         replace(config, kafka_version=V("0.0.0")),
-        replace(resolved, version=V("0.0.0")),
+        replace(resolved, version=V("0.0.0"), **unread),
     )
 
 
@@ -44,6 +48,33 @@ def test_every_cleaner_rule_change_is_listed() -> None:
     for before, release in itertools.pairwise(MODELLED):
         if cleaner_rules(before) != cleaner_rules(release):
             assert release in listed(CLEANER_CHANGES), release
+
+
+def emulated_at(config: CleanerConfig, log_dir: Path) -> list[tuple[object, ...]]:
+    found = []
+    for partition in offsets_partitions(read_log_dir(log_dir)):
+        e = emulate_partition(partition, config, NOW_MS)
+        assert e is not None
+        found.append(
+            (e.first_dirty, e.initial, e.passes, e.selections, e.failure, e.size_after_cleaning)
+        )
+    return found
+
+
+@pytest.mark.parametrize(
+    "fact", [f for f in behaviour.FACTS if not f.emulated], ids=lambda f: f.name
+)
+def test_a_fact_not_emulated_changes_no_emulation(fact: behaviour.Fact) -> None:
+    """What lets such a fact cut no stretch: on real log dirs (transactions, several passes,
+    a cleaner falling behind), the emulation at its first release gives the same passes with
+    the fact as without."""
+    config = cleaner_config([], {}, fact.since)
+    assert getattr(config.behaviour, fact.name)
+    without = replace(config)
+    object.__setattr__(without, "behaviour", replace(config.behaviour, **{fact.name: False}))
+    for name in ("multi-pass", "falling-behind", "transactions"):
+        log_dir = FIXTURES / "kafka-2.3.0" / name / "kafka-logs"
+        assert emulated_at(config, log_dir) == emulated_at(without, log_dir)
 
 
 @pytest.mark.parametrize(
@@ -85,3 +116,10 @@ def test_spans_cut_a_range_at_each_change() -> None:
     assert [
         str(s) for s in spans(VersionRange(V("2.3.0"), V("2.4.0")), CLEANER_CHANGES, V("2.3.0"))
     ] == ["2.3.0 to 2.3.1"]
+    # 3.1.0 (KIP-534, not emulated) cuts no stretch: its emulation would repeat 3.0.0's
+    modern = VersionRange(V("2.4.0"), V("3.6.2"))
+    assert [str(s) for s in spans(modern, CLEANER_CHANGES, V("2.4.0"))] == [
+        "2.4.0",
+        "2.4.1 to 2.8.2",
+        f"3.0.0 to {modern.highest}",
+    ]
