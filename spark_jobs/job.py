@@ -29,6 +29,7 @@ from offsets_auditor.audit.partition import BrokerAudit, Emulated
 from offsets_auditor.audit.plan import AuditSettings, plan_audit
 from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.audit.report import DEFAULT_LOAD_BYTES_PER_SECOND, report_json
+from offsets_auditor.audit.shared_emulations import config_groups
 from offsets_auditor.audit.stages import (
     EMULATIONS_APART_RECORDS,
     PartitionOutcome,
@@ -526,19 +527,20 @@ def _emulate_apart(
     sc: Any, context: Context, folded: Sequence[dict[str, Any]]
 ) -> dict[tuple[int, str], list[Emulated | None]]:
     """The partitions stage B folded (``FOLDED`` rows) emulated at each of their plan's configs,
-    a Spark task each; a partition is left out when an emulation found an entry gone."""
+    a Spark task per group of configs (``audit.shared_emulations``); a partition is left out
+    when an emulation found an entry gone."""
     from spark_jobs.tasks import FAILED, OK, emulate_slots
 
     emulations = [
         EmulationTask(
             input=row["input"],
             partition=row["partition"],
-            config=config,
+            configs=group,
             fold_key=row["fold_key"],
             segment_keys=tuple(s["cache_key"] for s in json.loads(row["segments_json"])),
         )
         for row in folded
-        for config in range(len(context.plans[row["input"]].configs))
+        for group in config_groups(context.plans[row["input"]].configs)
     ]
     if not emulations:
         return {}

@@ -29,6 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict
 
+from offsets_auditor.audit.partition import Emulated
+from offsets_auditor.audit.shared_emulations import config_groups, emulate_group
 from offsets_auditor.audit.stages import (
     FoldedPartition,
     SegmentResult,
@@ -40,6 +42,7 @@ from offsets_auditor.audit.stages import (
     replay_segments,
 )
 from offsets_auditor.cleaner.arrays import Arrays, FileArrays, in_memory
+from offsets_auditor.cleaner.config import CleanerConfig
 from offsets_auditor.cleaner.segment_facts import CleanerColumns
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns, empty_columns
 from offsets_auditor.cli.internal_error import one_line
@@ -364,12 +367,12 @@ def _keep_for_emulations(
     ctx: Context, folded: FoldedPartition, rows: list[dict[str, Any]], always: bool = False
 ) -> str | None:
     """Where ``folded`` is kept for its emulations to run apart (``emulate_slots``), or None
-    when they run here: one config, a small partition (unless ``always``), or a segment whose
-    columns are not in the cache (they travelled in its row) or a folds dir that cannot be
-    written."""
+    when they run here: one group of configs (``audit.shared_emulations``), a small partition
+    (unless ``always``), or a segment whose columns are not in the cache (they travelled in
+    its row) or a folds dir that cannot be written."""
     plan = ctx.plans[rows[0]["input"]]
     if (
-        len(plan.configs) < 2
+        len(config_groups(plan.configs)) < 2
         or (folded.scan.records < ctx.emulations_apart_records and not always)
         or not ctx.folds_dir
         or any(r["cache_key"] is None for r in rows)
@@ -397,45 +400,57 @@ def emulate_slots(
         for slot in slots:
             task = ctx.emulations[slot]
             try:
-                row = emulate_task(ctx, task)
+                rows = emulate_task(ctx, task)
             except Exception as error:  # a bug: one line to the driver, not a task
-                row = {
-                    **_emulation_row(task),
-                    "status": FAILED,
-                    "error": f"{one_line(error)}, emulating {task.partition}"
-                    f" at config {task.config}",
-                }
-            yield row_of(EMULATIONS, **row)
+                rows = [
+                    {
+                        **_emulation_row(task, config),
+                        "status": FAILED,
+                        "error": f"{one_line(error)}, emulating {task.partition}"
+                        f" at configs {task.configs}",
+                    }
+                    for config in task.configs
+                ]
+            for row in rows:
+                yield row_of(EMULATIONS, **row)
 
     return run
 
 
-def emulate_task(ctx: Context, task: EmulationTask) -> dict[str, Any]:
-    """The folded partition of ``task`` emulated at its config (CHANGED: an entry is gone)."""
-    row = _emulation_row(task)
+def emulate_task(ctx: Context, task: EmulationTask) -> list[dict[str, Any]]:
+    """The folded partition of ``task`` emulated at its group of configs, a row per config
+    (CHANGED: an entry is gone)."""
+    gone = [_emulation_row(task, config) for config in task.configs]
     folded: FoldedPartition | None = cache.load(Path(ctx.folds_dir), task.fold_key)
     if folded is None:
-        return row
+        return gone
     cache_dir = Path(ctx.cache_dir)
     columns = []
     for key in task.segment_keys:
         part = load_columns(cache_dir, key)
         if part is None:
-            return row
+            return gone
         columns.append(part)
     folded = replace(folded, scan=replace(folded.scan, columns=tuple(columns)))
     plan, work = ctx.plans[task.input], ctx.works[task.input]
     with cache.scratch(cache_dir) as scratch:
         arrays = FileArrays(scratch) if scratch is not None else in_memory
-        emulated = emulate_folded(work, folded, plan.configs[task.config], plan.now_ms, arrays)
-    return {**row, "status": OK, "emulated": cache.dumps(emulated)}
+
+        def emulate(config: CleanerConfig) -> Emulated | None:
+            return emulate_folded(work, folded, config, plan.now_ms, arrays)
+
+        emulated = emulate_group(emulate, plan.configs, task.configs)
+    return [
+        {**row, "status": OK, "emulated": cache.dumps(e)}
+        for row, e in zip(gone, emulated, strict=True)
+    ]
 
 
-def _emulation_row(task: EmulationTask) -> dict[str, Any]:
+def _emulation_row(task: EmulationTask, config: int) -> dict[str, Any]:
     return {
         "input": task.input,
         "partition": task.partition,
-        "config": task.config,
+        "config": config,
         "status": CHANGED,
         "emulated": None,
     }

@@ -46,13 +46,14 @@ class SegmentTask:
 @dataclass(frozen=True, slots=True)
 class EmulationTask:
     """A big partition, folded by its stage B task and kept in the folds dir under
-    ``fold_key``, to be emulated at its plan's ``config``-th config by a task of its own (so
-    that its configs' emulations run side by side); its columns are in its segments' cache
-    entries (``segment_keys``, in offset order)."""
+    ``fold_key``, to be emulated at its plan's ``configs`` (a group of
+    ``audit.shared_emulations.config_groups``) by a task of its own (so that the groups'
+    emulations run side by side); its columns are in its segments' cache entries
+    (``segment_keys``, in offset order)."""
 
     input: int
     partition: str
-    config: int
+    configs: tuple[int, ...]
     fold_key: str
     segment_keys: tuple[str, ...]
 

@@ -44,6 +44,7 @@ from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.group_recovery import GroupsPlan
 from offsets_auditor.audit.partition import BrokerAudit, Emulated
 from offsets_auditor.audit.plan import AuditPlan
+from offsets_auditor.audit.shared_emulations import config_groups, emulate_group, in_config_order
 from offsets_auditor.audit.stages import (
     EMULATIONS_APART_RECORDS,
     FoldedPartition,
@@ -239,13 +240,21 @@ def _emulate_in_parallel(
     *,
     jobs: int,
 ) -> list[Emulated | None]:
-    """``audit.stages.emulate_folded`` at each config, each in a process of its own (up to
+    """``audit.stages.emulate_folded`` at each group of configs (``audit.shared_emulations``:
+    once for configs the partition cannot tell apart), each group in a process of its own (up to
     ``jobs`` at a time), forked once the partition is folded: they share its columns and key
     ids (mapped files, or pages the fork shares), each keeps its own survivor flags, and each
     sends back its passes and verdict facts, not the partition."""
-    if len(configs) < 2 or folded.scan.records < EMULATIONS_APART_RECORDS:
+    groups = config_groups(configs)
+    if len(groups) < 2 or folded.scan.records < EMULATIONS_APART_RECORDS:
         return emulate_each(work, folded, configs, now_ms, arrays)
-    return _forked_map(lambda c: emulate_folded(work, folded, c, now_ms, arrays), configs, jobs)
+
+    def emulate(config: CleanerConfig) -> Emulated | None:
+        return emulate_folded(work, folded, config, now_ms, arrays)
+
+    return in_config_order(
+        groups, _forked_map(lambda g: emulate_group(emulate, configs, g), groups, jobs)
+    )
 
 
 def forked_each(jobs: int) -> Each:

@@ -53,6 +53,9 @@ class Emulated:
     needed_entries: int
     size_after_cleaning: int
     now_ms: int = 0
+    #: the facts, of those watched (``audit.shared_emulations.WATCHED``), whose other value
+    #: would have changed this emulation: a config differing only in the others shares it
+    facts_that_mattered: frozenset[str] = frozenset()
 
     @property
     def kills_thread(self) -> bool:
@@ -154,13 +157,8 @@ def emulate_partition(
     if not scan.segments:
         return None
     checkpoint = partition.cleaner_checkpoint  # read with the partition's snapshot
-    log_start = scan.segments[0].base_offset
     modern = config.behaviour.log_start_from_checkpoint
-    if modern and partition.log_start_checkpoint is not None:
-        log_start = max(log_start, partition.log_start_checkpoint)
-    first_dirty = first_dirty_offset(scan, checkpoint, log_start)
-    if modern and checkpoint is not None and checkpoint > scan.log_end_offset:
-        first_dirty = log_start  # 3.x: "larger than the log end offset", reset
+    first_dirty = _first_dirty(partition, scan, modern)
     cleaner = PartitionCleaner(scan, config, now_ms, arrays)
     initial = select(cleaner.state, first_dirty, config, now_ms)
     if config.enabled:
@@ -184,7 +182,28 @@ def emulate_partition(
         needed_entries=need,
         size_after_cleaning=sum(cleaner.state.sizes),
         now_ms=now_ms,
+        facts_that_mattered=frozenset(
+            cleaner.facts_that_mattered
+            | (
+                {"log_start_from_checkpoint"}
+                if _first_dirty(partition, scan, not modern) != first_dirty
+                else set()
+            )
+        ),
     )
+
+
+def _first_dirty(partition: PartitionDir, scan: PartitionScan, modern: bool) -> int:
+    """Where the cleaner starts: from the cleaner checkpoint, else the log start, which is the
+    first segment's base or, with ``modern`` (``log_start_from_checkpoint``, 3.0+), the
+    log-start-offset checkpoint when beyond it."""
+    checkpoint = partition.cleaner_checkpoint  # read with the partition's snapshot
+    log_start = scan.segments[0].base_offset
+    if modern and partition.log_start_checkpoint is not None:
+        log_start = max(log_start, partition.log_start_checkpoint)
+    if modern and checkpoint is not None and checkpoint > scan.log_end_offset:
+        return log_start  # 3.x: "larger than the log end offset", reset
+    return first_dirty_offset(scan, checkpoint, log_start)
 
 
 def passes_before_threads_die(

@@ -45,6 +45,7 @@ from offsets_auditor.audit.partition import (
     thread_outcomes,
 )
 from offsets_auditor.audit.plan import AuditPlan, AuditSettings, given_plan
+from offsets_auditor.audit.shared_emulations import config_groups, emulate_group, in_config_order
 from offsets_auditor.audit.topic_evidence import topic_evidence
 from offsets_auditor.cleaner.arrays import Arrays, FileArrays, in_memory
 from offsets_auditor.cleaner.blockers import (
@@ -299,8 +300,16 @@ def emulate_each(
     now_ms: int,
     arrays: Arrays,
 ) -> list[Emulated | None]:
-    """The folded partition emulated at each config, one after the other."""
-    return [emulate_folded(work, folded, c, now_ms, arrays) for c in configs]
+    """The folded partition emulated at each config, one after the other, once for the
+    configs it cannot tell apart (``audit.shared_emulations``)."""
+    groups = config_groups(configs)
+    return in_config_order(
+        groups,
+        [
+            emulate_group(lambda c: emulate_folded(work, folded, c, now_ms, arrays), configs, g)
+            for g in groups
+        ],
+    )
 
 
 def audit_partition(

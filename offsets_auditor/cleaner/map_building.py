@@ -91,6 +91,17 @@ def control_type_name(type_id: int) -> str | None:
     return CONTROL_TYPES.get(type_id, "unknown")
 
 
+@dataclass(frozen=True, slots=True)
+class PartialMap:
+    """What :func:`map_partial` did: where the reads stopped when the map filled up (None: it
+    did not), and whether a whole segment's end ever left the map's latest offset short of the
+    next segment's base - 1 (an offset gap): only then does 2.4.1's fast-forward move it, so
+    only then do 2.4.0 and 2.4.1 map differently."""
+
+    stop: MapStop | None
+    gap_fast_forwarded: bool
+
+
 def map_partial(
     state: LogState,
     m: OffsetMap,
@@ -99,10 +110,10 @@ def map_partial(
     upper: int,
     txn: CleanedTransactionMetadata,
     behaviour: CleanerBehaviour,
-) -> MapStop | None:
-    """0.10.1+ ``buildOffsetMap`` over the dirty segments ``members``: where the reads stopped
-    when the map filled up (None: it did not). ``m.latest_offset`` is left where the broker's
-    is (the pass's end - 1)."""
+) -> PartialMap:
+    """0.10.1+ ``buildOffsetMap`` over the dirty segments ``members``. ``m.latest_offset`` is
+    left where the broker's is (the pass's end - 1)."""
+    gap = False
     for position, index in enumerate(members):
         next_start = (
             state.segments[members[position + 1]].base_offset
@@ -112,10 +123,11 @@ def map_partial(
         for live in state.windows(index):
             stop = _map_window(live, m, start, txn)
             if stop is not None:
-                return MapStop(position, live.window.first_batch + stop)
+                return PartialMap(MapStop(position, live.window.first_batch + stop), gap)
+        gap = gap or m.latest_offset != next_start - 1
         if behaviour.fast_forwards_segment_gaps:
             m.latest_offset = next_start - 1
-    return None
+    return PartialMap(None, gap)
 
 
 def _map_window(

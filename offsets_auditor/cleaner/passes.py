@@ -101,6 +101,9 @@ class PartitionCleaner:
         self.state = LogState.of(scan, arrays)
         self.map = OffsetMap(scan.distinct_keys, config.memory_per_thread, config.load_factor)
         self.name = scan.partition.name
+        #: the facts whose other value would have changed a pass so far, of those the
+        #: passes watch (``audit.shared_emulations.WATCHED``)
+        self.facts_that_mattered: set[str] = set()
 
     # --- the pass loop -------------------------------------------------------------------
 
@@ -142,7 +145,10 @@ class PartitionCleaner:
         if self.behaviour.map_era == MapEra.PARTIAL:
             txn = CleanedTransactionMetadata(enabled=self.behaviour.reads_transactions)
             txn.add_aborted(self._aborted_in(start, upper))
-            stop = map_partial(self.state, self.map, members, start, upper, txn, self.behaviour)
+            partial = map_partial(self.state, self.map, members, start, upper, txn, self.behaviour)
+            if partial.gap_fast_forwarded:
+                self.facts_that_mattered.add("fast_forwards_segment_gaps")
+            stop = partial.stop
             end = self.map.latest_offset + 1
         else:
             mapped = map_whole_segments(

@@ -92,7 +92,7 @@ def _stop(scan: PartitionScan, cfg: CleanerConfig, window: int | None) -> tuple[
     with mock.patch.object(cleaner_windows, "WINDOW_RECORDS", window or (1 << 20)):
         if cfg.behaviour.map_era == MapEra.PARTIAL:
             txn = CleanedTransactionMetadata()
-            stop = map_partial(state, m, members, 0, 10**6, txn, cfg.behaviour)
+            stop = map_partial(state, m, members, 0, 10**6, txn, cfg.behaviour).stop
             return stop, m.latest_offset
         mapped = map_whole_segments(state, m, members, 0, cfg.behaviour.map_era)
         return mapped, m.latest_offset

@@ -407,8 +407,10 @@ def test_the_same_broker_id_twice_stays_apart(everything: ScanResult) -> None:
 def test_a_partitions_emulations_run_as_tasks_of_their_own(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every partition with several configs to emulate is folded by one task and emulated at
-    each config by a task of its own (as a big one is); the reports are audit's all the same."""
+    """Every partition with several groups of configs to emulate is folded by one task and
+    emulated at each group by a task of its own (as a big one is); the reports are audit's all
+    the same."""
+    from offsets_auditor.audit.shared_emulations import config_groups
     from spark_jobs import job
 
     log_dirs = tuple(
@@ -436,11 +438,69 @@ def test_a_partitions_emulations_run_as_tasks_of_their_own(
     for index, log_dir in enumerate(log_dirs):
         plan = plan_audit([log_dir], AuditSettings(), NOW_MS)
         partitions = {p["name"] for p in result.reports[index]["partitions"]}
-        if len(plan.configs) > 1:
+        if len(config_groups(plan.configs)) > 1:
             assert {p for i, p in apart if i == index} == partitions, log_dir
         assert without_across(result.reports[index]) == without_across(audit_report(log_dir))
     assert apart, "a log dir with several configs to emulate"
     assert not list((tmp_path / published.STAGING).glob("*.folds"))
+
+
+def test_a_group_of_configs_is_emulated_once_where_the_partition_cannot_tell_them_apart(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range 2.1.0 to 3.x (widened here: the fixtures' files tell their versions) is
+    emulated in two groups of configs (``audit.shared_emulations``), a Spark task each; each
+    config gets what its own emulation gives, where the watched facts mattered (a corrupt
+    segment's unread tail is an offset gap) and where they did not."""
+    from offsets_auditor.audit.partition import emulate_partition
+    from offsets_auditor.audit.shared_emulations import config_groups
+    from offsets_auditor.cleaner.config import cleaner_config
+    from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
+    from offsets_auditor.version_detection.spans import Span
+    from offsets_auditor.versions import KafkaVersion
+    from spark_jobs import job
+
+    versions = ("2.1.0", "2.3.0", "2.4.0", "2.4.1", "3.0.0")
+    configs = [cleaner_config([], {}, v) for v in versions]
+    assert config_groups(configs) == [(0,), (1, 2, 3, 4)]
+
+    def widened(*args: Any, **kwargs: Any) -> Any:
+        plan = plan_audit(*args, **kwargs)
+        stretches = tuple(
+            (Span(KafkaVersion.parse(v), KafkaVersion.parse(v)), c)
+            for v, c in zip(versions, configs, strict=True)
+        )
+        return replace(plan, config=configs[0], cleaner_stretches=stretches)
+
+    found: dict[tuple[int, str], list[Any]] = {}
+    original = job._emulate_apart
+
+    def recording(spark: Any, context: Any, folded: Any) -> Any:
+        emulated = original(spark, context, folded)
+        found.update(emulated)
+        return emulated
+
+    monkeypatch.setattr(job, "plan_audit", widened)
+    monkeypatch.setattr(job, "_emulate_apart", recording)
+    log_dirs = tuple(
+        FIXTURES / f"kafka-2.3.0/{d}/kafka-logs" for d in ("multi-pass", "corrupt-segments")
+    )
+    options = ScanOptions(log_dirs=log_dirs, out=tmp_path, now_ms=NOW_MS)
+    run_scan(spark, replace(options, emulations_apart_records=0))
+    mattered = set()
+    for index, log_dir in enumerate(log_dirs):
+        for partition in offsets_partitions(read_log_dir(log_dir)):
+            own = [emulate_partition(partition, c, NOW_MS) for c in configs]
+            got = found[(index, partition.name)]
+            assert [_verdict_of(e) for e in got] == [_verdict_of(e) for e in own], partition
+            mattered.add(bool(own[1] is not None and own[1].facts_that_mattered))
+    assert mattered == {True, False}
+
+
+def _verdict_of(e: Any) -> str:
+    if e is None:
+        return "None"
+    return repr((e.first_dirty, e.initial, e.passes, e.selections, e.failure, e.needed_entries))
 
 
 def test_a_big_partitions_groups_are_replayed_beside_its_fold(
