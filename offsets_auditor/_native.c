@@ -180,6 +180,20 @@ hash_bytes(const unsigned char *p, int64_t n)
     return h * 0xBF58476D1CE4E5B9ull ^ (h >> 32);
 }
 
+/* The slot where a probe for hash h starts, in a table of `capacity` slots (a power of two),
+ * and the slot after `at` (linear probing, wrapping round). */
+static inline int64_t
+home_slot(uint64_t h, int64_t capacity)
+{
+    return (int64_t)(h & (uint64_t)(capacity - 1));
+}
+
+static inline int64_t
+next_slot(int64_t at, int64_t capacity)
+{
+    return (at + 1) & (capacity - 1);
+}
+
 static int
 string_table_grow(StringTable *t)
 {
@@ -191,9 +205,9 @@ string_table_grow(StringTable *t)
     }
     for (int64_t id = 0; id < t->count; id++) {
         uint64_t h = hash_bytes(t->refs[id].p, t->refs[id].n);
-        int64_t at = (int64_t)(h & (uint64_t)(capacity - 1));
+        int64_t at = home_slot(h, capacity);
         while (slots[at].id) {
-            at = (at + 1) & (capacity - 1);
+            at = next_slot(at, capacity);
         }
         slots[at] = (StringSlot){(uint32_t)(h >> 32), (int32_t)(id + 1)};
     }
@@ -258,12 +272,12 @@ string_table_intern(StringTable *t, const unsigned char *p, int64_t n, int role)
     }
     uint64_t h = hash_bytes(p, n);
     uint32_t tag = (uint32_t)(h >> 32);
-    int64_t at = (int64_t)(h & (uint64_t)(t->capacity - 1));
+    int64_t at = home_slot(h, t->capacity);
     while (t->slots[at].id) {
         if (t->slots[at].tag == tag && string_table_holds(t, t->slots[at].id - 1, p, n)) {
             return t->last[role] = t->slots[at].id - 1;
         }
-        at = (at + 1) & (t->capacity - 1);
+        at = next_slot(at, t->capacity);
     }
     if (t->count == t->refs_capacity) {
         int64_t more = t->refs_capacity ? t->refs_capacity * 2 : 1024;
@@ -538,9 +552,9 @@ key_table_grow(KeyTable *t)
     }
     for (int64_t id = 0; id < t->count; id++) {
         uint64_t h = digest_hash(t->digests + MD5_SIZE * id);
-        int64_t at = (int64_t)(h & (uint64_t)(capacity - 1));
+        int64_t at = home_slot(h, capacity);
         while (slots[at].id) {
-            at = (at + 1) & (capacity - 1);
+            at = next_slot(at, capacity);
         }
         slots[at] = (KeySlot){(uint32_t)(h >> 32), (uint32_t)(id + 1)};
     }
@@ -559,13 +573,13 @@ key_table_find(KeyTable *t, const unsigned char *d, uint64_t h, int insert)
         return -2;
     }
     uint32_t tag = (uint32_t)(h >> 32);
-    int64_t at = (int64_t)(h & (uint64_t)(t->capacity - 1));
+    int64_t at = home_slot(h, t->capacity);
     while (t->slots[at].id) {
         int64_t id = (int64_t)t->slots[at].id - 1;
         if (t->slots[at].tag == tag && memcmp(t->digests + MD5_SIZE * id, d, MD5_SIZE) == 0) {
             return id;
         }
-        at = (at + 1) & (t->capacity - 1);
+        at = next_slot(at, t->capacity);
     }
     if (!insert) {
         return -1;
@@ -645,18 +659,18 @@ KeyTable_ids(KeyTable *t, PyObject *args)
     uint64_t ahead[KEY_AHEAD];
     for (int64_t i = 0; i < n && i < KEY_AHEAD; i++) {
         ahead[i] = digest_hash(d + MD5_SIZE * i);
-        __builtin_prefetch(&t->slots[ahead[i] & (uint64_t)(t->capacity - 1)]);
+        __builtin_prefetch(&t->slots[home_slot(ahead[i], t->capacity)]);
     }
     for (int64_t i = 0; i < n; i++) {
         uint64_t h = ahead[i & (KEY_AHEAD - 1)];
         if (i + KEY_AHEAD < n) {
             uint64_t next = digest_hash(d + MD5_SIZE * (i + KEY_AHEAD));
             ahead[i & (KEY_AHEAD - 1)] = next;
-            __builtin_prefetch(&t->slots[next & (uint64_t)(t->capacity - 1)]);
+            __builtin_prefetch(&t->slots[home_slot(next, t->capacity)]);
         }
         if (i + KEY_AHEAD / 2 < n) { /* its first slot fetched by now: fetch its digest */
             uint64_t half = ahead[(i + KEY_AHEAD / 2) & (KEY_AHEAD - 1)];
-            const KeySlot *slot = &t->slots[half & (uint64_t)(t->capacity - 1)];
+            const KeySlot *slot = &t->slots[home_slot(half, t->capacity)];
             if (slot->id && slot->tag == (uint32_t)(half >> 32)) {
                 __builtin_prefetch(t->digests + MD5_SIZE * (slot->id - 1));
             }
