@@ -367,12 +367,14 @@ def _keep_for_emulations(
     ctx: Context, folded: FoldedPartition, rows: list[dict[str, Any]], always: bool = False
 ) -> str | None:
     """Where ``folded`` is kept for its emulations to run apart (``emulate_slots``), or None
-    when they run here: one group of configs (``audit.shared_emulations``), a small partition
-    (unless ``always``), or a segment whose columns are not in the cache (they travelled in
-    its row) or a folds dir that cannot be written."""
+    when they run here: one config; unless ``always`` (a split partition's fold, which cannot
+    emulate here), one group of configs (``audit.shared_emulations``) or a small partition; a
+    segment whose columns are not in the cache (they travelled in its row) or a folds dir that
+    cannot be written."""
     plan = ctx.plans[rows[0]["input"]]
     if (
-        len(config_groups(plan.configs)) < 2
+        len(plan.configs) < 2
+        or (len(config_groups(plan.configs)) < 2 and not always)
         or (folded.scan.records < ctx.emulations_apart_records and not always)
         or not ctx.folds_dir
         or any(r["cache_key"] is None for r in rows)
