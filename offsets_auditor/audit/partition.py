@@ -170,6 +170,9 @@ def emulate_partition(
         if initial.eligible
         else 0
     )
+    mattered = set(cleaner.facts_that_mattered)
+    if _first_dirty(partition, scan, not modern) != first_dirty:
+        mattered.add("log_start_from_checkpoint")
     return Emulated(
         partition=partition,
         scan=scan,
@@ -182,14 +185,7 @@ def emulate_partition(
         needed_entries=need,
         size_after_cleaning=sum(cleaner.state.sizes),
         now_ms=now_ms,
-        facts_that_mattered=frozenset(
-            cleaner.facts_that_mattered
-            | (
-                {"log_start_from_checkpoint"}
-                if _first_dirty(partition, scan, not modern) != first_dirty
-                else set()
-            )
-        ),
+        facts_that_mattered=frozenset(mattered),
     )
 
 

@@ -19,6 +19,7 @@ from offsets_auditor.audit.shared_emulations import (
 )
 from offsets_auditor.cleaner.config import CleanerConfig, cleaner_config
 from offsets_auditor.logdir.model import PartitionDir, offsets_partitions, read_log_dir
+from tests.support.emulations import verdict_facts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 NOW_MS = 1_800_000_000_000
@@ -33,14 +34,6 @@ LOG_DIRS = [
 
 def configs_of(overrides: dict[str, str]) -> list[CleanerConfig]:
     return [cleaner_config([], overrides, v) for v in VERSIONS]
-
-
-def seen(e: Emulated | None) -> str:
-    """What a verdict is made of (``repr``: the failures hold arrays)."""
-    if e is None:
-        return "None"
-    facts = (e.first_dirty, e.initial, e.passes, e.selections, e.failure, e.needed_entries)
-    return repr((*facts, e.size_after_cleaning))
 
 
 def shared(partition: PartitionDir, configs: list[CleanerConfig]) -> list[Emulated | None]:
@@ -72,7 +65,9 @@ def test_each_config_gets_what_its_own_emulation_gives(overrides: dict[str, str]
     for log_dir in LOG_DIRS:
         for partition in offsets_partitions(read_log_dir(log_dir)):
             own = [emulate_partition(partition, c, NOW_MS) for c in configs]
-            assert [seen(e) for e in shared(partition, configs)] == [seen(e) for e in own]
+            assert [verdict_facts(e) for e in shared(partition, configs)] == [
+                verdict_facts(e) for e in own
+            ]
             first = own[0]
             if first is not None and first.facts_that_mattered:
                 mattered += 1
@@ -93,4 +88,4 @@ def test_a_log_start_beyond_the_first_segment_is_not_shared() -> None:
     assert own[0] is not None and own[3] is not None
     assert "log_start_from_checkpoint" in own[0].facts_that_mattered
     assert own[0].first_dirty != own[3].first_dirty
-    assert [seen(e) for e in shared(moved, configs)] == [seen(e) for e in own]
+    assert [verdict_facts(e) for e in shared(moved, configs)] == [verdict_facts(e) for e in own]

@@ -459,6 +459,7 @@ def test_a_group_of_configs_is_emulated_once_where_the_partition_cannot_tell_the
     from offsets_auditor.version_detection.spans import Span
     from offsets_auditor.versions import KafkaVersion
     from spark_jobs import job
+    from tests.support.emulations import verdict_facts
 
     versions = ("2.1.0", "2.3.0", "2.4.0", "2.4.1", "3.0.0")
     configs = [cleaner_config([], {}, v) for v in versions]
@@ -492,15 +493,9 @@ def test_a_group_of_configs_is_emulated_once_where_the_partition_cannot_tell_the
         for partition in offsets_partitions(read_log_dir(log_dir)):
             own = [emulate_partition(partition, c, NOW_MS) for c in configs]
             got = found[(index, partition.name)]
-            assert [_verdict_of(e) for e in got] == [_verdict_of(e) for e in own], partition
+            assert [verdict_facts(e) for e in got] == [verdict_facts(e) for e in own], partition
             mattered.add(bool(own[1] is not None and own[1].facts_that_mattered))
     assert mattered == {True, False}
-
-
-def _verdict_of(e: Any) -> str:
-    if e is None:
-        return "None"
-    return repr((e.first_dirty, e.initial, e.passes, e.selections, e.failure, e.needed_entries))
 
 
 def test_a_big_partitions_groups_are_replayed_beside_its_fold(

@@ -22,6 +22,7 @@ from offsets_auditor.version_detection.spans import (
     spans,
 )
 from offsets_auditor.versions import RELEASES, KafkaVersion
+from tests.support.emulations import verdict_facts
 
 V = KafkaVersion.parse
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -50,15 +51,11 @@ def test_every_cleaner_rule_change_is_listed() -> None:
             assert release in listed(CLEANER_CHANGES), release
 
 
-def emulated_at(config: CleanerConfig, log_dir: Path) -> list[tuple[object, ...]]:
-    found = []
-    for partition in offsets_partitions(read_log_dir(log_dir)):
-        e = emulate_partition(partition, config, NOW_MS)
-        assert e is not None
-        found.append(
-            (e.first_dirty, e.initial, e.passes, e.selections, e.failure, e.size_after_cleaning)
-        )
-    return found
+def emulated_at(config: CleanerConfig, log_dir: Path) -> list[str]:
+    return [
+        verdict_facts(emulate_partition(partition, config, NOW_MS))
+        for partition in offsets_partitions(read_log_dir(log_dir))
+    ]
 
 
 @pytest.mark.parametrize(
