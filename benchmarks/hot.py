@@ -93,6 +93,9 @@ def record(name: str, m: Measured, loads: list[float], spark: float = 0.0) -> di
         "load_averages": loads,
         "peaks": {role: m.peak(role) for role in ("driver", "jvm", "worker", "other")},
         "anon_peaks": {role: m.peak_anon(role) for role in ("driver", "jvm", "worker", "other")},
+        "disk_read_bytes": m.disk_read_bytes,
+        "disk_written_bytes": m.disk_written_bytes,
+        "iowait_seconds": m.iowait_seconds,
     }
 
 
@@ -115,6 +118,16 @@ def _mib(n: int) -> str:
     return f"{n / 1048576:,.0f}" if n else "-"
 
 
+def _disk(r: dict[str, Any]) -> str:
+    """The disk columns of a run (``-`` for a run recorded before they were measured)."""
+    if "disk_read_bytes" not in r:
+        return " | - | - | -"
+    return (
+        f" | {r['disk_read_bytes'] / 1e9:.1f} | {r['disk_written_bytes'] / 1e9:.1f}"
+        f" | {r['iowait_seconds']:.0f}"
+    )
+
+
 def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
     size = hot["partition"]["bytes"]
     records = hot["partition"]["records"]
@@ -122,8 +135,9 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
     lines = [
         "| run | cores | wall s (best) | Spark start-up + stop s | MB/s | MB/s per core | CPU s"
         " | load avg before runs | peak RSS MiB: driver | largest other process"
-        " | anonymous MiB: driver | largest other process |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+        " | anonymous MiB: driver | largest other process"
+        " | disk GB read | disk GB written | CPU s idle waiting for disk |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         cores = 2 if r["name"] in ("audit --jobs 2", "scan local[2]") else 1
@@ -135,7 +149,7 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
             f" | {r['spark_seconds']:.1f} | {rate:.1f} | {rate / cores:.1f}"
             f" | {r['cpu_seconds']:.1f} | {', '.join(f'{x:.1f}' for x in r['load_averages'])}"
             f" | {_mib(r['peaks']['driver'])} | {_mib(others)}"
-            f" | {_mib(r['anon_peaks']['driver'])} | {_mib(anon_others)} |"
+            f" | {_mib(r['anon_peaks']['driver'])} | {_mib(anon_others)}{_disk(r)} |"
         )
     verdicts = []
     a1, a2 = by.get("audit --jobs 1"), by.get("audit --jobs 2")
@@ -178,7 +192,10 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
         f" {records:,} records (`python -m benchmarks.generate cluster --hot-gib {args.gib:g}`)."
         " Best of the runs; the load average (1 min) before each run says how busy the shared"
         " machine was. `audit --jobs 1` and `local[1]` are pinned to one core. MB/s from the"
-        " wall time, Spark's start-up included (measured alone: the column beside it).\n\n"
+        " wall time, Spark's start-up included (measured alone: the column beside it). The disk"
+        " columns are the machine's (`benchmarks/measure.py`): what its disks read and wrote"
+        " during the run, and the CPU seconds its cores sat idle waiting for them; a partition"
+        " larger than the page cache is read from disk on every run.\n\n"
         + "\n".join(lines)
         + "\n\nAgainst the targets:\n\n"
         + "\n".join(verdicts)

@@ -15,6 +15,12 @@ CPU: the user + system seconds of every process of the tree (``/proc/<pid>/stat`
 stime, as last seen by a poll: a process's last ``interval`` before it exits is missed), or the
 command's own and its waited-for descendants' (``RUSAGE_CHILDREN``), whichever is larger.
 
+Disk: the bytes the machine's disks read and wrote during the run (``/proc/diskstats``, whole
+disks only: those of ``/sys/block`` backed by a device), and the seconds its CPUs sat idle
+waiting for them (``iowait`` of ``/proc/stat``, over all CPUs). Machine-wide, so only
+meaningful on an otherwise quiet machine; they tell a run the disk held back from one the CPU
+did (data larger than the page cache is read from disk on every run).
+
 A memory ceiling (``limit_bytes``) on the sum of the tree's anonymous resident memory protects
 a shared machine: above it the tree is killed and the result says so.
 """
@@ -50,6 +56,11 @@ class Measured:
     #: the largest sum of the whole tree's resident sets seen at one poll
     tree_together: int = 0
     killed_at_limit: bool = False
+    #: bytes the machine's disks read and wrote during the run (machine-wide)
+    disk_read_bytes: int = 0
+    disk_written_bytes: int = 0
+    #: CPU seconds the machine spent idle waiting for its disks during the run (all CPUs)
+    iowait_seconds: float = 0.0
 
     def peak(self, role: str) -> int:
         """The largest peak of one process of ``role`` (0 if none was seen)."""
@@ -64,6 +75,40 @@ class Measured:
 
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _disks() -> list[str]:
+    """The machine's whole disks: the entries of ``/sys/block`` backed by a device (no loop,
+    ram or device-mapper devices, whose bytes a disk below them counts already)."""
+    try:
+        return sorted(d.name for d in Path("/sys/block").iterdir() if (d / "device").exists())
+    except OSError:
+        return []
+
+
+def disk_bytes(disks: Sequence[str]) -> tuple[int, int]:
+    """(read, written) bytes of ``disks`` since boot: ``/proc/diskstats`` counts 512-byte
+    sectors (fields 6 and 10), whatever the device's own sector size."""
+    read = written = 0
+    try:
+        lines = (_PROC / "diskstats").read_text().splitlines()
+    except OSError:
+        return 0, 0
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 9 and fields[2] in disks:
+            read += int(fields[5]) * 512
+            written += int(fields[9]) * 512
+    return read, written
+
+
+def iowait_seconds() -> float:
+    """Seconds all CPUs have spent idle waiting for I/O since boot (``/proc/stat``)."""
+    try:
+        first = (_PROC / "stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return 0.0
+    return int(first[5]) / _TICKS
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -176,6 +221,8 @@ def run(
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    disks = _disks()
+    disk_before, iowait_before = disk_bytes(disks), iowait_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(
         list(command),
@@ -235,6 +282,10 @@ def run(
     poller.join()
     _wait_gone(set(roles) - {process.pid})
     result.wall_seconds = time.perf_counter() - started
+    disk_after = disk_bytes(disks)
+    result.disk_read_bytes = disk_after[0] - disk_before[0]
+    result.disk_written_bytes = disk_after[1] - disk_before[1]
+    result.iowait_seconds = iowait_seconds() - iowait_before
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     result.cpu_seconds = max(waited, sum(cpu.values()))
