@@ -8,8 +8,9 @@ no lock (:func:`probe_lock`). Every other module takes bytes or typed values.
 
 A rolled segment is read once (:meth:`ReadOnlyFile.read_once`): the pages its reads bring into
 the page cache are dropped again (``POSIX_FADV_DONTNEED``), the pages that were there before are
-left. Reading terabytes of old segments then does not push the broker's working set (the active
-segments its consumers read) out of memory, nor the auditor's own scratch files.
+left, decided per block of :data:`READ_ONCE_BLOCK` bytes from what the page cache held when the
+file was opened. Reading terabytes of old segments then does not push the broker's working set
+(the active segments its consumers read) out of memory, nor the auditor's own scratch files.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from offsets_auditor.logdir import page_cache
+
+#: The blocks :meth:`ReadOnlyFile.read_once` decides by: the reader's window (a multiple of
+#: the page size).
+READ_ONCE_BLOCK = 2 << 20
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 #: Files bigger than this are not read whole by :func:`read_small_file`.
 SMALL_FILE_LIMIT = 64 * 1024 * 1024
@@ -173,23 +179,31 @@ class ReadOnlyFile:
         self.size = st.st_size if end is None else min(st.st_size, end)
         self._end = self.size if frozen or end is not None else None
         self._once = False
-        self._from_disk = False  # read once, and a read found its pages not in the page cache
+        #: per block of READ_ONCE_BLOCK bytes, whether it was mostly out of the page cache when
+        #: ``read_once`` was called (None: the kernel cannot tell)
+        self._ours: list[bool] | None = None
+        self._from_disk = False  # without blocks: a read found its pages not in the page cache
 
     def read_once(self) -> None:
-        """From now on, what a read brings into the page cache is dropped once it is read: a
-        read whose first or last page is not in the page cache starts that, and every read
-        after it (the kernel's readahead brought them) is dropped too. Only for files no one
-        writes to (a rolled segment): dropping a range starts the writeback of its dirty
-        pages."""
+        """From now on, what a read brings into the page cache is dropped once it is read. Call
+        it before the first read: it asks the page cache (``cachestat``, Linux 6.5+) which
+        blocks of :data:`READ_ONCE_BLOCK` bytes it holds, before any readahead of ours could
+        blur the answer; a read drops what it read of the blocks most of whose pages were not
+        there (a block the cache mostly held stays, though a page of it was reclaimed). Where
+        the kernel cannot tell, a read whose first or last page is not in the page cache
+        starts the dropping, and every read after it is dropped too (the kernel's readahead
+        brought them). Only for files no one writes to (a rolled segment): dropping a range
+        starts the writeback of its dirty pages."""
         self._once = True
+        self._ours = page_cache.mostly_uncached_blocks(self._fd, self.size, READ_ONCE_BLOCK)
 
     def read_at(self, position: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``position``; fewer at the end of the file (with
         ``frozen``: its size when opened)."""
         if self._end is not None:
             length = max(min(length, self._end - position), 0)
-        if self._once and not self._from_disk and length > 0:
-            self._from_disk = not self._in_page_cache(position, length)
+        if self._once and self._ours is None and not self._from_disk and length > 0:
+            self._from_disk = not self._first_and_last_cached(position, length)
         start = position
         chunks = []
         while length > 0:
@@ -199,21 +213,34 @@ class ReadOnlyFile:
             chunks.append(chunk)
             position += len(chunk)
             length -= len(chunk)
-        if self._from_disk and position > start:
-            os.posix_fadvise(self._fd, start, position - start, os.POSIX_FADV_DONTNEED)
+        if self._once and position > start:
+            self._drop_read(start, position)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _in_page_cache(self, position: int, length: int) -> bool:
-        """Whether the range (up to the size at open) is in the page cache: every page of it
-        as ``cachestat`` counts them, or where the kernel has no ``cachestat``, the first and
-        the last page by a one-byte read of each that does not wait for the disk
+    def _drop_read(self, start: int, end: int) -> None:
+        """Drop the pages of ``[start, end)`` (just read) that ``read_once`` says are ours:
+        the blocks' pages that range touches, whole, or with no blocks known, the range."""
+        if self._ours is None:
+            if self._from_disk:
+                os.posix_fadvise(self._fd, start, end - start, os.POSIX_FADV_DONTNEED)
+            return
+        page = _PAGE
+        for index in range(start // READ_ONCE_BLOCK, (end - 1) // READ_ONCE_BLOCK + 1):
+            if index < len(self._ours) and self._ours[index]:
+                low = max(start, index * READ_ONCE_BLOCK) // page * page
+                high = min(end, (index + 1) * READ_ONCE_BLOCK)
+                high = -(-high // page) * page  # a page read in part is dropped too
+                os.posix_fadvise(self._fd, low, high - low, os.POSIX_FADV_DONTNEED)
+
+    def _first_and_last_cached(self, position: int, length: int) -> bool:
+        """Where the kernel has no ``cachestat``: whether the range's first and last pages are
+        in the page cache, by a one-byte read of each that does not wait for the disk
         (``RWF_NOWAIT``; on a miss the kernel starts the readahead the read that follows needs
         anyway, and a fast disk may finish it first, so a miss can pass for a hit and its pages
         stay). True where the kernel cannot tell (nothing is dropped then)."""
         length = min(length, self.size - position)
-        exact = page_cache.range_cached(self._fd, position, length)
-        if exact is not None or length <= 0:
-            return exact is not False
+        if length <= 0:
+            return True
         probe = bytearray(1)
         for at in (position, position + length - 1):
             try:

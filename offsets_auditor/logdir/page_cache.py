@@ -49,6 +49,13 @@ def range_cached(fd: int, position: int, length: int) -> bool | None:
     """Whether every page of ``length`` bytes from ``position`` is in the page cache; None
     where the kernel cannot tell (before Linux 6.5, a file system without a page cache, a
     sandbox that forbids the call)."""
+    counted = cached_pages(fd, position, length)
+    return None if counted is None else counted[0] >= counted[1]
+
+
+def cached_pages(fd: int, position: int, length: int) -> tuple[int, int] | None:
+    """``(cached, pages)``: how many of the pages of ``length`` bytes from ``position`` are in
+    the page cache, of how many; None where the kernel cannot tell (see :func:`range_cached`)."""
     if _SYSCALL is None or length <= 0:
         return None
     first = position // mmap.PAGESIZE
@@ -64,4 +71,20 @@ def range_cached(fd: int, position: int, length: int) -> bool | None:
     )
     if failed != 0:
         return None
-    return int(stat.nr_cache) >= pages
+    return min(int(stat.nr_cache), pages), pages
+
+
+def mostly_uncached_blocks(fd: int, size: int, block: int) -> list[bool] | None:
+    """For each ``block`` bytes of the file's first ``size`` (a last block may be shorter),
+    whether fewer than half of its pages are in the page cache; None where the kernel cannot
+    tell. ``block`` is a multiple of the page size."""
+    if size <= 0:
+        return []
+    blocks = []
+    for start in range(0, size, block):
+        counted = cached_pages(fd, start, min(block, size - start))
+        if counted is None:
+            return None
+        cached, pages = counted
+        blocks.append(2 * cached < pages)
+    return blocks
