@@ -8,9 +8,10 @@ no lock (:func:`probe_lock`). Every other module takes bytes or typed values.
 
 A rolled segment is read once (:meth:`ReadOnlyFile.read_once`): the pages its reads bring into
 the page cache are dropped again (``POSIX_FADV_DONTNEED``), the pages that were there before are
-left, decided per block of :data:`READ_ONCE_BLOCK` bytes from what the page cache held when the
-file was opened. Reading terabytes of old segments then does not push the broker's working set
-(the active segments its consumers read) out of memory, nor the auditor's own scratch files.
+left, decided per block of :data:`READ_ONCE_BLOCK` bytes from what the page cache held before
+the file's first read. Reading terabytes of old segments then does not push the broker's
+working set (the active segments its consumers read) out of memory, nor the auditor's own
+scratch files.
 """
 
 from __future__ import annotations
@@ -179,29 +180,32 @@ class ReadOnlyFile:
         self.size = st.st_size if end is None else min(st.st_size, end)
         self._end = self.size if frozen or end is not None else None
         self._once = False
-        #: per block of READ_ONCE_BLOCK bytes, whether it was mostly out of the page cache when
-        #: ``read_once`` was called (None: the kernel cannot tell)
+        #: per block of READ_ONCE_BLOCK bytes, whether it was mostly out of the page cache
+        #: before the first read once (None: the kernel cannot tell, or not asked yet)
         self._ours: list[bool] | None = None
+        self._probed = False
         self._from_disk = False  # without blocks: a read found its pages not in the page cache
 
     def read_once(self) -> None:
         """From now on, what a read brings into the page cache is dropped once it is read. Call
-        it before the first read: it asks the page cache (``cachestat``, Linux 6.5+) which
-        blocks of :data:`READ_ONCE_BLOCK` bytes it holds, before any readahead of ours could
-        blur the answer; a read drops what it read of the blocks most of whose pages were not
-        there (a block the cache mostly held stays, though a page of it was reclaimed). Where
-        the kernel cannot tell, a read whose first or last page is not in the page cache
-        starts the dropping, and every read after it is dropped too (the kernel's readahead
-        brought them). Only for files no one writes to (a rolled segment): dropping a range
-        starts the writeback of its dirty pages."""
+        it before the first read: that read first asks the page cache (``cachestat``, Linux
+        6.5+) which blocks of :data:`READ_ONCE_BLOCK` bytes it holds, before any readahead of
+        ours could blur the answer, and each read drops what it read of the blocks most of
+        whose pages were not there (a block the cache mostly held stays, though a page of it
+        was reclaimed). Where the kernel cannot tell, a read whose first or last page is not in
+        the page cache starts the dropping, and every read after it is dropped too (the
+        kernel's readahead brought them). Only for files no one writes to (a rolled segment):
+        dropping a range starts the writeback of its dirty pages."""
         self._once = True
-        self._ours = page_cache.mostly_uncached_blocks(self._fd, self.size, READ_ONCE_BLOCK)
 
     def read_at(self, position: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``position``; fewer at the end of the file (with
         ``frozen``: its size when opened)."""
         if self._end is not None:
             length = max(min(length, self._end - position), 0)
+        if self._once and not self._probed and length > 0:
+            self._ours = page_cache.mostly_uncached_blocks(self._fd, self.size, READ_ONCE_BLOCK)
+            self._probed = True
         if self._once and self._ours is None and not self._from_disk and length > 0:
             self._from_disk = not self._first_and_last_cached(position, length)
         start = position
