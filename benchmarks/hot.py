@@ -11,8 +11,11 @@ cores:
   partition's size).
 
 Each run is a separate process measured from outside (``benchmarks/measure.py``: wall time,
-CPU seconds of the process tree, peak resident set and anonymous memory per process), the best
-of ``--repeat`` runs, with the load average before each (the machine may be shared). The data
+CPU seconds of the process tree, peak resident set and anonymous memory per process, the disk's
+bytes read and written), ``--repeat`` runs of each in turns (every run once, then again: this
+machine's speed drifts by tens of percent within minutes), the best in the table and the median
+of the turns' ratios in the verdicts, with the load average before each (the machine may be
+shared). The data
 is in the page cache for every run only if it fits: a 20 GiB partition on a 24 GiB machine
 mostly does not, so the runs read from disk too.
 
@@ -49,21 +52,43 @@ def _python(*args: str) -> list[str]:
     return [sys.executable, *args]
 
 
-def best_of(repeat: int, measure: Any) -> tuple[Measured, list[float]]:
-    """The fastest of ``repeat`` runs (all must succeed) and the load averages before each."""
-    best: Measured | None = None
-    loads = []
-    for _ in range(repeat):
-        loads.append(os.getloadavg()[0])
-        measured = measure()
-        if measured.returncode not in (0, 1, 2):
-            raise RuntimeError(
-                f"run failed (exit {measured.returncode}): {measured.stderr[-2000:]}"
-            )
-        if best is None or measured.wall_seconds < best.wall_seconds:
-            best = measured
-    assert best is not None
-    return best, loads
+def checked(measured: Measured) -> Measured:
+    """``measured``, if the run succeeded (an audit's findings exit 1 or 2)."""
+    if measured.returncode not in (0, 1, 2):
+        raise RuntimeError(f"run failed (exit {measured.returncode}): {measured.stderr[-2000:]}")
+    return measured
+
+
+def in_turns(
+    repeat: int, measures: dict[str, Any]
+) -> dict[str, tuple[list[Measured], list[float]]]:
+    """Each of ``measures`` run ``repeat`` times, one after the other in turn (1, 2, 3, 1, 2,
+    3, ...), so that the machine's speed, which drifts by tens of percent within minutes here,
+    weighs on every run alike: per key, every run in order and the load average before each."""
+    runs: dict[str, tuple[list[Measured], list[float]]] = {k: ([], []) for k in measures}
+    for turn in range(repeat):
+        for key, measure in measures.items():
+            runs[key][1].append(os.getloadavg()[0])
+            runs[key][0].append(checked(measure()))
+            seconds = runs[key][0][-1].wall_seconds
+            print(f"{key}, turn {turn + 1}/{repeat}: {seconds:.1f} s", file=sys.stderr, flush=True)
+    return runs
+
+
+def speedup(one: dict[str, Any], two: dict[str, Any]) -> tuple[float, str]:
+    """How much faster ``two`` ran than ``one``: the median of the turns' ratios (each turn's
+    runs a few minutes apart), or the best runs' ratio for rows of one run each; and the
+    words that say so."""
+    best = one["wall_seconds"] / two["wall_seconds"]
+    text = f"{one['wall_seconds']:.1f} s -> {two['wall_seconds']:.1f} s at best, {best:.2f}x"
+    pairs = list(zip(one.get("walls", []), two.get("walls", []), strict=False))
+    if len(pairs) < 2:
+        return best, text
+    ratios = sorted(a / b for a, b in pairs)
+    middle = len(ratios) // 2
+    median = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+    each = ", ".join(f"{a / b:.2f}x" for a, b in pairs)
+    return median, f"{text}; run in turns: {each}, median {median:.2f}x"
 
 
 def audit(hot: dict[str, Any], jobs: int, cpus: set[int], limit: int) -> Measured:
@@ -84,10 +109,15 @@ def scan(hot: dict[str, Any], master: str, cpus: set[int], out: Path, limit: int
         shutil.rmtree(out, ignore_errors=True)
 
 
-def record(name: str, m: Measured, loads: list[float], spark: float = 0.0) -> dict[str, Any]:
+def record(
+    name: str, runs: list[Measured], loads: list[float], spark: float = 0.0
+) -> dict[str, Any]:
+    """The row of the fastest of ``runs``, with the wall time of each (in the order run)."""
+    m = min(runs, key=lambda r: r.wall_seconds)
     return {
         "name": name,
         "wall_seconds": m.wall_seconds,
+        "walls": [r.wall_seconds for r in runs],
         "cpu_seconds": m.cpu_seconds,
         "spark_seconds": spark,
         "load_averages": loads,
@@ -155,23 +185,18 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
     a1, a2 = by.get("audit --jobs 1"), by.get("audit --jobs 2")
     s1, s2 = by.get("scan local[1]"), by.get("scan local[2]")
     if a1 and a2:
-        speedup = a1["wall_seconds"] / a2["wall_seconds"]
+        ratio, how = speedup(a1, a2)
         verdicts.append(
             f"- **One hot partition at least 1.8x faster on 2 cores than on 1** (`audit`):"
-            f" {a1['wall_seconds']:.1f} s -> {a2['wall_seconds']:.1f} s, {speedup:.2f}x:"
-            f" **{'met' if speedup >= 1.8 else 'NOT met'}**."
+            f" {how}: **{'met' if ratio >= 1.8 else 'NOT met'}**."
         )
     if s1 and s2:
-        verdicts.append(
-            f"  The scan: `local[1]` {s1['wall_seconds']:.1f} s -> `local[2]`"
-            f" {s2['wall_seconds']:.1f} s, {s1['wall_seconds'] / s2['wall_seconds']:.2f}x."
-        )
+        verdicts.append(f"  The scan, `local[1]` -> `local[2]`: {speedup(s1, s2)[1]}.")
     if a1 and s2:
-        ratio = a1["wall_seconds"] / s2["wall_seconds"]
+        ratio, how = speedup(a1, s2)
         verdicts.append(
             f"- **The 2-core scan at least 1.6x faster than `audit` on one core, Spark's start-up"
-            f" included**: `audit --jobs 1` {a1['wall_seconds']:.1f} s, `scan` on `local[2]`"
-            f" {s2['wall_seconds']:.1f} s: {ratio:.2f}x:"
+            f" included** (`audit --jobs 1` -> `scan` on `local[2]`): {how}:"
             f" **{'met' if ratio >= 1.6 else 'NOT met'}**."
         )
     if a1 and a2:
@@ -180,7 +205,7 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
         )
         verdicts.append(
             f"- **{args.project_gb:g} GB projected under 5 minutes on {args.project_cores} cores**"
-            f" (`audit`, from the measured rate and scaling): {text}:"
+            f" (`audit`, from the best runs' rate and scaling): {text}:"
             f" **{'met' if seconds < 300 else 'NOT met'}**."
         )
     return (
@@ -190,7 +215,9 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
         f" `__consumer_offsets-{hot['hot_partition']}` alone in one broker's log dir,"
         f" {hot['partition']['segments']} segments, {size:,} bytes ({size / 1e9:.2f} GB),"
         f" {records:,} records (`python -m benchmarks.generate cluster --hot-gib {args.gib:g}`)."
-        " Best of the runs; the load average (1 min) before each run says how busy the shared"
+        f" {args.repeat} run(s) of each, in turns (every run once, then again), the best in the"
+        " table; the ratios below are the median of the turns' when there are several. The"
+        " load average (1 min) before each run says how busy the shared"
         " machine was. `audit --jobs 1` and `local[1]` are pinned to one core. MB/s from the"
         " wall time, Spark's start-up included (measured alone: the column beside it). The disk"
         " columns are the machine's (`benchmarks/measure.py`): what its disks read and wrote"
@@ -240,23 +267,25 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         if "audit1" in wanted or "audit2" in wanted:
             warm([Path(hot["log_dir"])])
-        for key, name, measure, master in (
+        runs = (
             ("audit1", "audit --jobs 1", lambda: audit(hot, 1, {0}, limit), None),
             ("audit2", "audit --jobs 2", lambda: audit(hot, 2, both, limit), None),
             ("scan1", "scan local[1]", lambda: scan(hot, "local[1]", {0}, data / "out", limit),
              "local[1]"),
             ("scan2", "scan local[2]", lambda: scan(hot, "local[2]", both, data / "out", limit),
              "local[2]"),
-        ):  # fmt: skip
-            if key not in wanted:
-                continue
-            spark = (
-                spark_cost(startup(master, both if master == "local[2]" else {0})) if master else 0
-            )
-            measured, loads = best_of(args.repeat, measure)
-            rows.append(record(name, measured, loads, spark))
+        )  # fmt: skip
+        chosen = [run for run in runs if run[0] in wanted]
+        spark = {
+            key: spark_cost(startup(master, both if master == "local[2]" else {0}))
+            for key, _, _, master in chosen
+            if master
+        }
+        measured = in_turns(args.repeat, {key: measure for key, _, measure, _ in chosen})
+        for key, name, _, _ in chosen:
+            rows.append(record(name, *measured[key], spark.get(key, 0.0)))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-            out.write_text(json.dumps(rows, indent=1))
+        out.write_text(json.dumps(rows, indent=1))
     text = section(hot, rows, args)
     print(text)
     if not args.no_readme:
