@@ -245,7 +245,13 @@ def write_readme(text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--gib", type=float, default=20.0, help="the hot partition's size")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each, the best kept")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="turns: each run once per turn; the best run in the table, the median of the"
+        " turns' ratios in the verdicts",
+    )
     parser.add_argument("--runs", default="audit1,audit2,scan1,scan2", help="which runs")
     parser.add_argument("--project-gb", type=float, default=200.0)
     parser.add_argument("--project-cores", type=int, default=16)
