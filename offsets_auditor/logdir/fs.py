@@ -228,12 +228,11 @@ class ReadOnlyFile:
             if self._from_disk:
                 os.posix_fadvise(self._fd, start, end - start, os.POSIX_FADV_DONTNEED)
             return
-        page = _PAGE
         for index in range(start // READ_ONCE_BLOCK, (end - 1) // READ_ONCE_BLOCK + 1):
             if index < len(self._ours) and self._ours[index]:
-                low = max(start, index * READ_ONCE_BLOCK) // page * page
+                low = max(start, index * READ_ONCE_BLOCK) // _PAGE * _PAGE
                 high = min(end, (index + 1) * READ_ONCE_BLOCK)
-                high = -(-high // page) * page  # a page read in part is dropped too
+                high = -(-high // _PAGE) * _PAGE  # a page read in part is dropped too
                 os.posix_fadvise(self._fd, low, high - low, os.POSIX_FADV_DONTNEED)
 
     def _first_and_last_cached(self, position: int, length: int) -> bool:

@@ -45,17 +45,10 @@ def _syscall() -> Callable[..., int] | None:
 _SYSCALL = _syscall()
 
 
-def range_cached(fd: int, position: int, length: int) -> bool | None:
-    """Whether every page of ``length`` bytes from ``position`` is in the page cache; None
-    where the kernel cannot tell (before Linux 6.5, a file system without a page cache, a
-    sandbox that forbids the call)."""
-    counted = cached_pages(fd, position, length)
-    return None if counted is None else counted[0] >= counted[1]
-
-
 def cached_pages(fd: int, position: int, length: int) -> tuple[int, int] | None:
     """``(cached, pages)``: how many of the pages of ``length`` bytes from ``position`` are in
-    the page cache, of how many; None where the kernel cannot tell (see :func:`range_cached`)."""
+    the page cache, of how many; None where the kernel cannot tell (before Linux 6.5, a file
+    system without a page cache, a sandbox that forbids the call)."""
     if _SYSCALL is None or length <= 0:
         return None
     first = position // mmap.PAGESIZE
