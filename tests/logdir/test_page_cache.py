@@ -178,65 +178,65 @@ def test_cachestat_counts_every_page_of_a_range(log_dir: Path) -> None:
     undisturbed(check)
 
 
-def test_a_page_reclaimed_amid_cached_ones_drops_nothing_else(tmp_path: Path) -> None:
+@pytest.fixture
+def four_blocks(tmp_path: Path) -> Path:
+    """A file of four of ``read_once``'s blocks, out of the page cache."""
+    data = tmp_path / "segment"
+    data.write_bytes(os.urandom(4 * fs.READ_ONCE_BLOCK))
+    evict(data)
+    if any(cached_pages(data)):
+        pytest.skip("this file system keeps its pages in memory (tmpfs?)")
+    return data
+
+
+def read_once_in_windows(path: Path) -> None:
+    """Read ``path`` once, in windows astride the blocks, as the reader's are."""
+    with fs.ReadOnlyFile(path) as source:
+        source.read_once()
+        position = 0
+        while position < source.size:
+            position += len(source.read_at(position, fs.READ_ONCE_BLOCK - 3 * mmap.PAGESIZE))
+
+
+def test_a_page_reclaimed_amid_cached_ones_drops_nothing_else(four_blocks: Path) -> None:
     """The kernel reclaims a cached page here and there on its own (seen here: 1-16 pages of a
     100 MiB segment in a minute, the machine idle); the read that meets such a hole must not
     take the cached pages after it along (issue 23: every `audit --jobs 2` of a cached 4 GiB
     partition dropped 50-100k of its pages)."""
     page = mmap.PAGESIZE
-    block = fs.READ_ONCE_BLOCK
-    data = tmp_path / "segment"
-    data.write_bytes(os.urandom(4 * block))
-    evict(data)
-    if any(cached_pages(data)):
-        pytest.skip("this file system keeps its pages in memory (tmpfs?)")
-    hole = block + 5 * page
+    hole = fs.READ_ONCE_BLOCK + 5 * page
 
     def check() -> None:
-        data.read_bytes()
-        fd = os.open(data, os.O_RDONLY)
+        four_blocks.read_bytes()
+        fd = os.open(four_blocks, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, hole, page, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
-        before = cached_pages(data)
+        before = cached_pages(four_blocks)
         assert before.count(False) == 1 and not before[hole // page]
-        with fs.ReadOnlyFile(data) as source:
-            source.read_once()
-            position = 0
-            while position < source.size:  # windows astride the blocks, as the reader's are
-                position += len(source.read_at(position, block - 3 * page))
-        assert all(cached_pages(data))
+        read_once_in_windows(four_blocks)
+        assert all(cached_pages(four_blocks))
 
     undisturbed(check)
 
 
-def test_blocks_mostly_out_of_the_cache_are_dropped_the_others_stay(tmp_path: Path) -> None:
-    page = mmap.PAGESIZE
+def test_blocks_mostly_out_of_the_cache_are_dropped_the_others_stay(four_blocks: Path) -> None:
     block = fs.READ_ONCE_BLOCK
-    data = tmp_path / "segment"
-    data.write_bytes(os.urandom(4 * block))
-    evict(data)
-    if any(cached_pages(data)):
-        pytest.skip("this file system keeps its pages in memory (tmpfs?)")
-    pages_per_block = block // page
+    pages_per_block = block // mmap.PAGESIZE
 
     def check() -> None:
-        evict(data)
-        fd = os.open(data, os.O_RDONLY)
+        evict(four_blocks)
+        fd = os.open(four_blocks, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no readahead past these reads
             os.pread(fd, block, 0)  # block 0 cached whole
             os.pread(fd, block // 4, 2 * block)  # block 2: a quarter of it
         finally:
             os.close(fd)
-        before = cached_pages(data)
-        with fs.ReadOnlyFile(data) as source:
-            source.read_once()
-            position = 0
-            while position < source.size:
-                position += len(source.read_at(position, block - 3 * page))
-        after = cached_pages(data)
+        before = cached_pages(four_blocks)
+        read_once_in_windows(four_blocks)
+        after = cached_pages(four_blocks)
         blocks = [after[i * pages_per_block : (i + 1) * pages_per_block] for i in range(4)]
         assert sum(before[:pages_per_block]) == pages_per_block
         assert sum(before[2 * pages_per_block : 3 * pages_per_block]) == pages_per_block // 4
