@@ -15,7 +15,10 @@ Stage B runs in the parent, partition after partition in offset order, while the
 the partitions that follow (up to ``LOOKAHEAD`` partitions ahead); its per-record state lives in
 files of the scratch directory too (``cleaner.arrays.FileArrays``). A big partition emulated at
 several configs (the versions of a detected range whose cleaners differ) has each config's
-emulation in a process forked for it once the partition is folded. Stage C is the same.
+emulation in a process forked for it once the partition is folded; a big partition emulated
+once spreads that emulation's independent parts over forked processes instead
+(``cleaner.cores``: the map size it needs beside the passes, a pass's retention filter by
+segments). Stage C is the same.
 
 The scratch directory (``tempfile``'s: ``TMPDIR``) takes about 40 bytes per record of the
 partitions being read and folded, and is removed as each partition is done.
@@ -33,11 +36,12 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
+from functools import partial
 from multiprocessing.connection import Connection, wait
 from multiprocessing.pool import AsyncResult
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from offsets_auditor import mapped_pickle
 from offsets_auditor.audit.collector import cyclic_gc_paused
@@ -246,8 +250,10 @@ def _emulate_in_parallel(
     ids (mapped files, or pages the fork shares), each keeps its own survivor flags, and each
     sends back its passes and verdict facts, not the partition."""
     groups = config_groups(configs)
-    if len(groups) < 2 or folded.scan.records < EMULATIONS_APART_RECORDS:
+    if folded.scan.records < EMULATIONS_APART_RECORDS:
         return emulate_each(work, folded, configs, now_ms, arrays)
+    if len(groups) < 2:  # one emulation: its independent parts apart
+        return emulate_each(work, folded, configs, now_ms, arrays, ForkedCores(jobs))
 
     def emulate(config: CleanerConfig) -> Emulated | None:
         return emulate_folded(work, folded, config, now_ms, arrays)
@@ -276,11 +282,31 @@ def forked_each(jobs: int) -> Each:
     return each
 
 
+@dataclass(frozen=True, slots=True)
+class ForkedCores:
+    """``cleaner.cores.Cores`` on ``count`` processes forked from this one: they share its
+    mappings (the partition's columns, key ids and survivor flags) and send back only their
+    results."""
+
+    count: int
+
+    def each(self, function: Callable[[_In], _Out], items: Sequence[_In], /) -> list[_Out]:
+        return _forked_map(function, items, self.count)
+
+    def aside(self, function: Callable[[], _Out], /) -> Callable[[], _Out]:
+        receive, process = _fork(function)
+
+        def result() -> _Out:
+            value: _Out = _result_of(receive, process)
+            return value
+
+        return result
+
+
 def _forked_map(function: Callable[[_In], _Out], items: Sequence[_In], jobs: int) -> list[_Out]:
     """``function`` of each item, each in a process forked from this one (so ``function`` may
     be a closure over anything here), ``jobs`` at a time: the next is forked as soon as one
     ends; results come back pickled, in the items' order."""
-    context = multiprocessing.get_context("fork")
     results: dict[int, _Out] = {}
     running: dict[Connection, tuple[int, BaseProcess]] = {}
     pending = list(enumerate(items))[::-1]
@@ -288,36 +314,50 @@ def _forked_map(function: Callable[[_In], _Out], items: Sequence[_In], jobs: int
         while pending or running:
             while pending and len(running) < max(jobs, 1):
                 index, item = pending.pop()
-                receive, send = context.Pipe(duplex=False)
-
-                def child(item: _In = item, send: Connection = send) -> None:
-                    _ignore_interrupts()
-                    try:
-                        send.send((True, function(item)))
-                    except BaseException as error:  # the parent raises it
-                        send.send((False, f"{type(error).__name__}: {error}"))
-
-                process = context.Process(target=child, daemon=True)
-                process.start()
-                send.close()
+                receive, process = _fork(partial(function, item))
                 running[receive] = (index, process)
             for ready in wait(list(running)):
                 done = cast(Connection, ready)
                 index, ended = running.pop(done)
-                try:
-                    ok, value = done.recv()
-                except EOFError:
-                    ended.join()
-                    ok, value = False, f"the process died (exit {ended.exitcode})"
-                ended.join()
-                if not ok:
-                    raise RuntimeError(f"emulation in a forked process failed: {value}")
-                results[index] = value
+                results[index] = _result_of(done, ended)
     finally:
         for _, left in running.values():
             left.kill()
             left.join()
     return [results[i] for i in range(len(items))]
+
+
+def _fork(function: Callable[[], _Out]) -> tuple[Connection, BaseProcess]:
+    """``function`` started in a process forked from this one; its result (or its error)
+    comes back pickled through the connection (:func:`_result_of`)."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+
+    def child() -> None:
+        _ignore_interrupts()
+        try:
+            send.send((True, function()))
+        except BaseException as error:  # the parent raises it
+            send.send((False, f"{type(error).__name__}: {error}"))
+
+    process = context.Process(target=child, daemon=True)
+    process.start()
+    send.close()
+    return receive, process
+
+
+def _result_of(receive: Connection, process: BaseProcess) -> Any:
+    """What the forked ``process`` sent back, once it ended; raises its error."""
+    try:
+        ok, value = receive.recv()
+    except EOFError:
+        process.join()
+        ok, value = False, f"the process died (exit {process.exitcode})"
+    process.join()
+    receive.close()
+    if not ok:
+        raise RuntimeError(f"emulation in a forked process failed: {value}")
+    return value
 
 
 def _stage_worker() -> None:

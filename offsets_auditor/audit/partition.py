@@ -19,6 +19,7 @@ from offsets_auditor.audit.topic_evidence import TopicEvidence
 from offsets_auditor.cleaner.arrays import Arrays, in_memory
 from offsets_auditor.cleaner.capacity import BufferAdvice
 from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.cores import ONE_CORE, Cores
 from offsets_auditor.cleaner.damage import read_buffers
 from offsets_auditor.cleaner.headroom import Headroom, commit_rate, with_headroom
 from offsets_auditor.cleaner.partition_scan import PartitionScan, scan_partition
@@ -149,27 +150,28 @@ def emulate_partition(
     *,
     scan: PartitionScan | None = None,
     arrays: Arrays = in_memory,
+    cores: Cores = ONE_CORE,
 ) -> Emulated | None:
     """Scan one offsets partition with ``read`` (unless ``scan`` is given: the scan does not
     depend on the config or version) and run every pass the cleaner would (its per-record
-    state in arrays made by ``arrays``)."""
+    state in arrays made by ``arrays``; its independent parts on ``cores``)."""
     scan = scan if scan is not None else scan_partition(partition, read)
     if not scan.segments:
         return None
     checkpoint = partition.cleaner_checkpoint  # read with the partition's snapshot
     modern = config.behaviour.log_start_from_checkpoint
     first_dirty = _first_dirty(partition, scan, modern)
-    cleaner = PartitionCleaner(scan, config, now_ms, arrays)
+    cleaner = PartitionCleaner(scan, config, now_ms, arrays, cores)
     initial = select(cleaner.state, first_dirty, config, now_ms)
+    need = (
+        cores.aside(lambda: needed_entries(scan, config, first_dirty, initial.first_uncleanable))
+        if initial.eligible
+        else lambda: 0
+    )
     if config.enabled:
         passes, selections, failure = cleaner.run(first_dirty)
     else:
         passes, selections, failure = [], [initial], None
-    need = (
-        needed_entries(scan, config, first_dirty, initial.first_uncleanable)
-        if initial.eligible
-        else 0
-    )
     mattered = set(cleaner.facts_that_mattered)
     if _first_dirty(partition, scan, not modern) != first_dirty:
         mattered.add("log_start_from_checkpoint")
@@ -182,7 +184,7 @@ def emulate_partition(
         passes=tuple(passes),
         selections=tuple(selections),
         failure=failure,
-        needed_entries=need,
+        needed_entries=need(),
         size_after_cleaning=sum(cleaner.state.sizes),
         now_ms=now_ms,
         facts_that_mattered=frozenset(mattered),

@@ -55,6 +55,7 @@ from offsets_auditor.cleaner.blockers import (
 )
 from offsets_auditor.cleaner.capacity import buffer_for, max_desired_map_size
 from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.cores import ONE_CORE, Cores
 from offsets_auditor.cleaner.partition_scan import PartitionScan, fold_partition
 from offsets_auditor.cleaner.segment_facts import ColumnSink, SegmentFacts, segment_facts
 from offsets_auditor.cleaner.selection import reads_clock
@@ -242,10 +243,14 @@ def emulate_folded(
     config: CleanerConfig,
     now_ms: int,
     arrays: Arrays = in_memory,
+    cores: Cores = ONE_CORE,
 ) -> Emulated | None:
     """Stage B's second step, once per config and independent of the others (so each may run
-    on a core of its own): the folded partition emulated at ``config``, returned light."""
-    e = emulate_partition(folded.partition, config, now_ms, scan=folded.scan, arrays=arrays)
+    on a core of its own): the folded partition emulated at ``config`` (its independent parts
+    on ``cores``), returned light."""
+    e = emulate_partition(
+        folded.partition, config, now_ms, scan=folded.scan, arrays=arrays, cores=cores
+    )
     return None if e is None else replace(e, scan=folded.light().scan)
 
 
@@ -299,14 +304,18 @@ def emulate_each(
     configs: Sequence[CleanerConfig],
     now_ms: int,
     arrays: Arrays,
+    cores: Cores = ONE_CORE,
 ) -> list[Emulated | None]:
     """The folded partition emulated at each config, one after the other, once for the
-    configs it cannot tell apart (``audit.shared_emulations``)."""
+    configs it cannot tell apart (``audit.shared_emulations``); each emulation's independent
+    parts on ``cores``."""
     groups = config_groups(configs)
     return in_config_order(
         groups,
         [
-            emulate_group(lambda c: emulate_folded(work, folded, c, now_ms, arrays), configs, g)
+            emulate_group(
+                lambda c: emulate_folded(work, folded, c, now_ms, arrays, cores), configs, g
+            )
             for g in groups
         ],
     )

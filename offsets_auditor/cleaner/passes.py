@@ -19,10 +19,14 @@ and ``LogCleanerManager.scala``; 2.3.0 ``clients/.../record/MemoryRecords.java``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
-from offsets_auditor.cleaner.arrays import Arrays, in_memory
+import numpy as np
+
+from offsets_auditor.cleaner.arrays import Arrays, FileArrays, in_memory
 from offsets_auditor.cleaner.behaviour import CleanerBehaviour, MapEra
 from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.cores import ONE_CORE, Cores, balanced_runs
 from offsets_auditor.cleaner.damage import CleanerDamage, exception_at, read_buffers
 from offsets_auditor.cleaner.log_state import LogGroup, LogState
 from offsets_auditor.cleaner.map_building import (
@@ -33,7 +37,7 @@ from offsets_auditor.cleaner.map_building import (
 )
 from offsets_auditor.cleaner.offset_map import OffsetMap
 from offsets_auditor.cleaner.partition_scan import AbortedTxn, PartitionScan
-from offsets_auditor.cleaner.retention import PassCounters, clean_window
+from offsets_auditor.cleaner.retention import PassCounters, clean_window, merged_counters
 from offsets_auditor.cleaner.selection import Selection, select
 from offsets_auditor.cleaner.txn_metadata import CleanedTransactionMetadata
 from offsets_auditor.constants import INT_MAX
@@ -92,9 +96,17 @@ class PartitionCleaner:
     """Emulates the cleaner's passes over one partition for one broker config."""
 
     def __init__(
-        self, scan: PartitionScan, config: CleanerConfig, now_ms: int, arrays: Arrays = in_memory
+        self,
+        scan: PartitionScan,
+        config: CleanerConfig,
+        now_ms: int,
+        arrays: Arrays = in_memory,
+        cores: Cores = ONE_CORE,
     ) -> None:
+        """``cores``: where a pass's retention filter may run, segments apart (``cores``),
+        when the survivor flags are in shared mappings (``arrays`` a ``FileArrays``)."""
         self.scan = scan
+        self.cores = cores if isinstance(arrays, FileArrays) else ONE_CORE
         self.config = config
         self.behaviour: CleanerBehaviour = config.behaviour
         self.now_ms = now_ms
@@ -256,13 +268,36 @@ class PartitionCleaner:
 
     def _clean(self, end: int, upper: int, horizon: int) -> PassCounters:
         groups = self._group_segments(self.state.log_segments(0, end), upper)
-        txn = CleanedTransactionMetadata(enabled=self.behaviour.reads_transactions)
-        counters = PassCounters()
         # retainDeletes is decided per physical segment as it is now (a group merged by an
         # earlier clean carries its last member's modification time)
         mtime_of = {i: g.mtime_ms for g in self.state.groups for i in g.members}
         members = [i for g in groups for i in g.members]
-        for position, index in enumerate(members):
+
+        def clean(run: range) -> tuple[list[int], PassCounters]:
+            return self._clean_members(members, run, mtime_of, horizon)
+
+        apart = self.cores.count > 1 and self._segments_apart
+        runs = balanced_runs(
+            [self.state.segments[i].records for i in members], self.cores.count if apart else 1
+        )
+        cleaned = self.cores.each(clean, runs) if len(runs) > 1 else [clean(r) for r in runs]
+        for run, (sizes, _) in zip(runs, cleaned, strict=True):
+            for position, size in zip(run, sizes, strict=True):
+                self.state.sizes[members[position]] = size
+        self.state.groups = self._regroup(groups, end)
+        return merged_counters([counters for _, counters in cleaned])
+
+    def _clean_members(
+        self, members: list[int], run: range, mtime_of: dict[int, int], horizon: int
+    ) -> tuple[list[int], PassCounters]:
+        """The retention filter over ``members[run]`` (segments in offset order, the map
+        built): their sizes afterwards and what the filter counted. The transaction
+        bookkeeping starts empty at the run's first segment, as it does at a pass's start."""
+        txn = CleanedTransactionMetadata(enabled=self.behaviour.reads_transactions)
+        counters = PassCounters()
+        sizes = []
+        for position in run:
+            index = members[position]
             seg = self.state.segments[index]
             upper_for_txns = (
                 self.state.segments[members[position + 1]].base_offset
@@ -270,20 +305,29 @@ class PartitionCleaner:
                 else self.map.latest_offset + 1
             )
             txn.add_aborted(self._aborted_in(seg.base_offset, upper_for_txns))
-            self.state.sizes[index] = sum(
-                clean_window(
-                    live,
-                    self.map,
-                    txn,
-                    self.scan.transactions.last_records,
-                    retain_deletes=mtime_of[index] > horizon,
-                    behaviour=self.behaviour,
-                    counters=counters,
+            sizes.append(
+                sum(
+                    clean_window(
+                        live,
+                        self.map,
+                        txn,
+                        self.scan.transactions.last_records,
+                        retain_deletes=mtime_of[index] > horizon,
+                        behaviour=self.behaviour,
+                        counters=counters,
+                    )
+                    for live in self.state.windows(index)
                 )
-                for live in self.state.windows(index)
             )
-        self.state.groups = self._regroup(groups, end)
-        return counters
+        return sizes, counters
+
+    @cached_property
+    def _segments_apart(self) -> bool:
+        """Whether segments can be filtered apart (``cleaner.cores``, 2): no aborted
+        transaction, no transactional or control batch in the partition."""
+        return not self.scan.transactions.aborted and not any(
+            np.any(c.batch_control) or np.any(c.batch_transactional) for c in self.scan.columns
+        )
 
     # --- segments and transactions -------------------------------------------------------
 

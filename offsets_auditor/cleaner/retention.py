@@ -28,7 +28,8 @@ Sources: 0.9.0.1 and 2.3.0 ``core/src/main/scala/kafka/log/LogCleaner.scala``; 2
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,20 @@ class PassCounters:
     aborted_dropped: int = 0
     markers_dropped: int = 0
     invalid_dropped: int = 0
+
+
+def merged_counters(parts: Sequence[PassCounters]) -> PassCounters:
+    """The counters of a pass filtered in ``parts`` (runs of its segments): each count summed,
+    the bytes exact when every part's are."""
+    merged = PassCounters()
+    for part in parts:
+        for name in _COUNTS:
+            setattr(merged, name, getattr(merged, name) + getattr(part, name))
+        merged.bytes_exact = merged.bytes_exact and part.bytes_exact
+    return merged
+
+
+_COUNTS = tuple(f.name for f in fields(PassCounters) if f.name != "bytes_exact")
 
 
 def retained_size(

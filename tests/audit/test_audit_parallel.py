@@ -200,3 +200,28 @@ def test_a_failing_fork_is_raised_and_the_others_are_stopped() -> None:
 
     with pytest.raises(RuntimeError, match="ValueError: no config"):
         audit_parallel._forked_map(work, [0, 1, 2, 3], 2)
+
+
+def test_work_aside_runs_while_this_process_goes_on(tmp_path: Path) -> None:
+    """``ForkedCores.aside``: the work runs in another process while this one goes on (it
+    waits for this one's mark), its result or its error coming back when asked for."""
+    import time
+
+    def waits_for_mark() -> tuple[bool, int]:
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "mark").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return (tmp_path / "mark").exists(), os.getpid()
+
+    result = audit_parallel.ForkedCores(2).aside(waits_for_mark)
+    (tmp_path / "mark").touch()
+    saw_mark, pid = result()
+    assert saw_mark and pid != os.getpid()
+
+
+def test_a_failing_aside_is_raised() -> None:
+    def work() -> int:
+        raise ValueError("no map")
+
+    with pytest.raises(RuntimeError, match="ValueError: no map"):
+        audit_parallel.ForkedCores(2).aside(work)()
