@@ -15,9 +15,9 @@ CPU seconds of the process tree, peak resident set and anonymous memory per proc
 bytes read and written), ``--repeat`` runs of each in turns (every run once, then again: this
 machine's speed drifts by tens of percent within minutes), the best in the table and the median
 of the turns' ratios in the verdicts, with the load average before each (the machine may be
-shared). The data
-is in the page cache for every run only if it fits: a 20 GiB partition on a 24 GiB machine
-mostly does not, so the runs read from disk too.
+shared). Before each run the partition is read once, unmeasured (``benchmarks.scan.warm``), so
+every run starts with as much of it in the page cache as fits; a 20 GiB partition on a 24 GiB
+machine, with the audit's scratch files beside it, does not all fit, so runs read from disk too.
 
 From the audit's times on one and two cores (``t1``, ``t2``) it projects the time for a
 ``--project-gb`` GB partition on ``--project-cores`` cores: the per-core rate ``r = bytes / t1``;
@@ -34,6 +34,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,16 @@ def checked(measured: Measured) -> Measured:
 
 
 def in_turns(
-    repeat: int, measures: dict[str, Any]
+    repeat: int, measures: dict[str, Any], before: Callable[[], None] = lambda: None
 ) -> dict[str, tuple[list[Measured], list[float]]]:
     """Each of ``measures`` run ``repeat`` times, one after the other in turn (1, 2, 3, 1, 2,
     3, ...), so that the machine's speed, which drifts by tens of percent within minutes here,
-    weighs on every run alike: per key, every run in order and the load average before each."""
+    weighs on every run alike: per key, every run in order and the load average before each.
+    ``before`` runs before each run, unmeasured."""
     runs: dict[str, tuple[list[Measured], list[float]]] = {k: ([], []) for k in measures}
     for turn in range(repeat):
         for key, measure in measures.items():
+            before()
             runs[key][1].append(os.getloadavg()[0])
             runs[key][0].append(checked(measure()))
             seconds = runs[key][0][-1].wall_seconds
@@ -221,8 +224,9 @@ def section(hot: dict[str, Any], rows: list[dict[str, Any]], args: argparse.Name
         " machine was. `audit --jobs 1` and `local[1]` are pinned to one core. MB/s from the"
         " wall time, Spark's start-up included (measured alone: the column beside it). The disk"
         " columns are the machine's (`benchmarks/measure.py`): what its disks read and wrote"
-        " during the run, and the CPU seconds its cores sat idle waiting for them; a partition"
-        " larger than the page cache is read from disk on every run.\n\n"
+        " during the run, and the CPU seconds its cores sat idle waiting for them. Before each"
+        " run the partition is read once, unmeasured, into the page cache as far as it fits;"
+        " what does not fit (with the audit's scratch files beside it) is read from disk.\n\n"
         + "\n".join(lines)
         + "\n\nAgainst the targets:\n\n"
         + "\n".join(verdicts)
@@ -271,8 +275,6 @@ def main(argv: list[str] | None = None) -> int:
         both = {0, 1} if (os.cpu_count() or 1) > 1 else {0}
         wanted = args.runs.split(",")
         rows = []
-        if "audit1" in wanted or "audit2" in wanted:
-            warm([Path(hot["log_dir"])])
         runs = (
             ("audit1", "audit --jobs 1", lambda: audit(hot, 1, {0}, limit), None),
             ("audit2", "audit --jobs 2", lambda: audit(hot, 2, both, limit), None),
@@ -287,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
             for key, _, _, master in chosen
             if master
         }
-        measured = in_turns(args.repeat, {key: measure for key, _, measure, _ in chosen})
+        measured = in_turns(
+            args.repeat,
+            {key: measure for key, _, measure, _ in chosen},
+            lambda: warm([Path(hot["log_dir"])]),
+        )
         for key, name, _, _ in chosen:
             rows.append(record(name, *measured[key], spark.get(key, 0.0)))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
