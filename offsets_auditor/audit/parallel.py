@@ -34,7 +34,8 @@ import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from functools import partial
 from multiprocessing.connection import Connection, wait
@@ -141,7 +142,7 @@ def audit_log_dir_in_parallel(
                     listing=audit_plan.settings.listing,
                 )
             )
-        shutil.rmtree(q.spill, ignore_errors=True)
+        remove_scratch(q.spill, jobs)
 
     try:
         with multiprocessing.get_context("fork").Pool(jobs, _stage_worker) as pool:
@@ -177,6 +178,21 @@ def audit_log_dir_in_parallel(
             q.stack.close()
         shutil.rmtree(scratch, ignore_errors=True)
     return conclude(audit_plan, work, outcomes, read_findings)
+
+
+def remove_scratch(directory: Path, jobs: int) -> None:
+    """``directory`` and everything in it, its files unlinked by ``jobs`` threads at once: a
+    file system mounted with ``discard`` trims a file's blocks as it is unlinked and waits for
+    the disk (2.2 s for a 20 GiB partition's 7 GB of scratch on one thread)."""
+    files = [Path(root) / name for root, _, names in os.walk(directory) for name in names]
+    with ThreadPoolExecutor(max(jobs, 1)) as pool:
+        pool.map(_unlink_if_there, files)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _unlink_if_there(path: Path) -> None:
+    with suppress(OSError):  # what is left is rmtree's, which ignores errors
+        path.unlink()
 
 
 def _results(q: _Queued, work: LogDirWork, read: ReadOptions) -> Iterator[SegmentResult]:

@@ -225,3 +225,14 @@ def test_a_failing_aside_is_raised() -> None:
 
     with pytest.raises(RuntimeError, match="ValueError: no map"):
         audit_parallel.ForkedCores(2).aside(work)()
+
+
+def test_scratch_is_removed_by_several_threads(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    for segment in range(5):
+        (scratch / str(segment)).mkdir(parents=True)
+        for column in ("offset", "key", "batch"):
+            (scratch / str(segment) / column).write_bytes(b"\0" * 4096)
+    audit_parallel.remove_scratch(scratch, 2)
+    assert not scratch.exists()
+    audit_parallel.remove_scratch(scratch, 2)  # gone already: nothing to do
