@@ -264,7 +264,8 @@ def _emulate_in_parallel(
     once for configs the partition cannot tell apart), each group in a process of its own (up to
     ``jobs`` at a time), forked once the partition is folded: they share its columns and key
     ids (mapped files, or pages the fork shares), each keeps its own survivor flags, and each
-    sends back its passes and verdict facts, not the partition."""
+    sends back its passes and verdict facts, not the partition. A partition emulated once has
+    that emulation's independent parts forked instead (``ForkedCores``)."""
     groups = config_groups(configs)
     if folded.scan.records < EMULATIONS_APART_RECORDS:
         return emulate_each(work, folded, configs, now_ms, arrays)

@@ -1,5 +1,5 @@
 """Where the independent parts of one partition's emulation run: here, one after the other
-(:data:`ONE_CORE`), or on other cores (``audit.parallel.forked_cores``).
+(:data:`ONE_CORE`), or on other cores (``audit.parallel.ForkedCores``).
 
 Two parts of an emulation need nothing of each other's results:
 

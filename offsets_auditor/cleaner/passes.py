@@ -103,8 +103,9 @@ class PartitionCleaner:
         arrays: Arrays = in_memory,
         cores: Cores = ONE_CORE,
     ) -> None:
-        """``cores``: where a pass's retention filter may run, segments apart (``cores``),
-        when the survivor flags are in shared mappings (``arrays`` a ``FileArrays``)."""
+        """``cores``: where a pass's retention filter runs, segments apart
+        (``cleaner.cores``), when the survivor flags are shared mappings (``arrays`` a
+        ``FileArrays``); else here."""
         self.scan = scan
         self.cores = cores if isinstance(arrays, FileArrays) else ONE_CORE
         self.config = config

@@ -14,21 +14,14 @@ import pytest
 from offsets_auditor.audit.parallel import ForkedCores
 from offsets_auditor.audit.partition import emulate_partition
 from offsets_auditor.cleaner.arrays import Arrays, FileArrays, in_memory
-from offsets_auditor.cleaner.config import CleanerConfig, cleaner_config
 from offsets_auditor.cleaner.cores import ONE_CORE, Cores, balanced_runs
 from offsets_auditor.cleaner.retention import PassCounters, merged_counters
-from offsets_auditor.logdir.meta_properties import parse_java_properties
 from offsets_auditor.logdir.model import offsets_partitions, read_log_dir
+from tests.cleaner.test_cleaner_oracle_fixtures import config_for
 from tests.conftest import FIXTURES
 from tests.support import reference_cleaner as ref
 
 NOW_MS = 1_800_000_000_000
-#: ``scripts/golden/capture.sh``'s small map: the multi-pass fixture's partitions take passes
-SMALL_MAP = {
-    "min.cleanable.dirty.ratio": "0.01",
-    "log.cleaner.dedupe.buffer.size": "2097154",
-    "log.cleaner.threads": "2",
-}
 
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
@@ -53,17 +46,15 @@ class Recording:
         return self.inner.aside(function)
 
 
-def config_of(fixture: str) -> CleanerConfig:
-    server = FIXTURES / fixture / "broker-server.properties"
-    properties = parse_java_properties(server.read_text())
-    return cleaner_config(properties, SMALL_MAP, "2.3.0")
-
-
 def emulations(
     fixture: str, cores: Cores, arrays: Callable[[str], Arrays]
 ) -> dict[str, dict[str, Any]]:
-    config = config_of(fixture)
-    logdir = read_log_dir(FIXTURES / fixture / "kafka-logs", config.kafka_version)
+    """Every offsets partition of ``fixture`` emulated at ``capture.sh``'s small map (the
+    multi-pass fixture's partitions take several passes there)."""
+    log_dir = FIXTURES / fixture / "kafka-logs"
+    config = config_for(log_dir, "2.3.0", "small-map")
+    assert config is not None
+    logdir = read_log_dir(log_dir, config.kafka_version)
     found = {}
     for partition in offsets_partitions(logdir):
         e = emulate_partition(partition, config, NOW_MS, arrays=arrays(partition.name), cores=cores)
