@@ -60,6 +60,7 @@ from spark_jobs.work import (
     EmulationTask,
     Input,
     PartitionWork,
+    emulation_cores,
     list_partition,
     pack,
 )
@@ -399,6 +400,7 @@ def _spark_round(
         parts_dir=str(parts),
         folds_dir=str(folds),
         emulations_apart_records=options.emulations_apart_records,
+        emulation_cores=_emulation_cores(sc, tasks=1),
         split=frozenset(
             (index, name)
             for (index, name), size in sizes.items()
@@ -544,7 +546,10 @@ def _emulate_apart(
     ]
     if not emulations:
         return {}
-    broadcast = sc.broadcast(replace(context, slots=[], emulations=emulations))
+    cores = _emulation_cores(sc, tasks=len(emulations))
+    broadcast = sc.broadcast(
+        replace(context, slots=[], emulations=emulations, emulation_cores=cores)
+    )
 
     def get() -> Context:
         value: Context = broadcast.value
@@ -569,6 +574,12 @@ def _emulate_apart(
         for key, found in by_partition.items()
         if key not in gone
     }
+
+
+def _emulation_cores(sc: Any, tasks: int) -> int:
+    """``work.emulation_cores`` of this Spark context."""
+    executor_cores = sc.getConf().get("spark.executor.cores")
+    return emulation_cores(sc.master, sc.defaultParallelism, executor_cores, tasks)
 
 
 def _read_on_driver(

@@ -11,7 +11,9 @@ their own file (``group_parts``), not through Spark. A big partition with severa
 emulate (a detected version range) is only folded there (``FOLDED``): the fold is kept in the
 folds dir and ``emulate_slots`` (a second ``mapPartitions``) emulates it at each config in a
 task of its own, so one hot partition's emulations spread over the executors; the driver
-finishes it (``audit_stages.finish_partition``).
+finishes it (``audit_stages.finish_partition``). A big partition's emulation, in either task,
+forks its independent parts (``cleaner.cores``) over an executor's cores, shared among the
+emulation tasks that run at once (``Context.emulation_cores``).
 
 A partition of ``Context.split`` (a big one with several configs) is folded by two tasks at
 once, its results going to a task per role: one folds the cleaner's facts (``SCAN``, the fold kept
@@ -29,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict
 
+from offsets_auditor.audit.parallel import ForkedCores
 from offsets_auditor.audit.partition import Emulated
 from offsets_auditor.audit.shared_emulations import config_groups, emulate_group
 from offsets_auditor.audit.stages import (
@@ -43,6 +46,7 @@ from offsets_auditor.audit.stages import (
 )
 from offsets_auditor.cleaner.arrays import Arrays, FileArrays, in_memory
 from offsets_auditor.cleaner.config import CleanerConfig
+from offsets_auditor.cleaner.cores import ONE_CORE, Cores
 from offsets_auditor.cleaner.segment_facts import CleanerColumns
 from offsets_auditor.cleaner.spilled_columns import SpilledColumns, empty_columns
 from offsets_auditor.cli.internal_error import one_line
@@ -322,7 +326,7 @@ def _fold(
         }
     if role == SCAN:
         return None
-    emulated = emulate_each(work, folded, plan.configs, plan.now_ms, arrays)
+    emulated = emulate_each(work, folded, plan.configs, plan.now_ms, arrays, _cores(ctx, folded))
     outcome = finish_partition(work, folded, plan.configs, plan.now_ms, emulated)
     return {
         **out,
@@ -331,6 +335,15 @@ def _fold(
         "groups": groups,
         "segments_json": json.dumps(segments),
     }
+
+
+def _cores(ctx: Context, folded: FoldedPartition) -> Cores:
+    """Where a partition's emulation runs: a big one's independent parts on
+    ``Context.emulation_cores`` processes (forked as ``audit --jobs`` forks them), a small one's
+    here."""
+    if ctx.emulation_cores < 2 or folded.scan.records < ctx.emulations_apart_records:
+        return ONE_CORE
+    return ForkedCores(ctx.emulation_cores)
 
 
 def _replay(ctx: Context, rows: list[dict[str, Any]], out: dict[str, Any]) -> dict[str, Any] | None:
@@ -439,8 +452,9 @@ def emulate_task(ctx: Context, task: EmulationTask) -> list[dict[str, Any]]:
         arrays = FileArrays(scratch) if scratch is not None else in_memory
 
         def emulate(config: CleanerConfig) -> Emulated | None:
-            return emulate_folded(work, folded, config, plan.now_ms, arrays)
+            return emulate_folded(work, folded, config, plan.now_ms, arrays, cores)
 
+        cores = _cores(ctx, folded)
         emulated = emulate_group(emulate, plan.configs, task.configs)
     return [
         {**row, "status": OK, "emulated": cache.dumps(e)}

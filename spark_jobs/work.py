@@ -82,6 +82,9 @@ class Context:
     #: from this many records on, a partition's emulations at several configs are
     #: EmulationTasks (``audit.stages.EMULATIONS_APART_RECORDS``; tests lower it)
     emulations_apart_records: int = EMULATIONS_APART_RECORDS
+    #: the processes a task may run a big partition's emulation on (``cleaner.cores``;
+    #: :func:`emulation_cores`)
+    emulation_cores: int = 1
     #: (input, partition) folded by two tasks at once: the cleaner's facts and the groups
     split: frozenset[tuple[int, str]] = frozenset()
     slots: list[list[SegmentTask]] = field(default_factory=list)
@@ -147,3 +150,21 @@ def pack(tasks: Sequence[SegmentTask], slots: int) -> list[list[SegmentTask]]:
         groups[i].append(task)
         heapq.heappush(heap, (load + max(task.size, 1), i))
     return [g for g in groups if g]
+
+
+def emulation_cores(master: str, parallelism: int, executor_cores: str | None, tasks: int) -> int:
+    """The processes each of ``tasks`` tasks running at once may spread a big partition's
+    emulation over (``cleaner.cores``): the scan's cores (``parallelism``) shared among them,
+    at most an executor's. A big partition's emulation is the scan's last, longest work (stage
+    B folds the largest partition first, the other folds are done when it emulates): on one
+    core it kept that core busy for seconds while the others sat idle. ``master``: Spark's
+    (``local[N]``: the one executor has every core); on a cluster an executor has
+    ``spark.executor.cores`` (unset: 1, as Spark's standalone default of every core of the
+    worker cannot be told here)."""
+    share = max(parallelism // max(tasks, 1), 1)
+    if master.startswith("local"):
+        return share
+    try:
+        return max(min(int(executor_cores or 1), share), 1)
+    except ValueError:
+        return 1

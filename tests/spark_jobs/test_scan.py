@@ -546,6 +546,36 @@ def test_a_big_partitions_groups_are_replayed_beside_its_fold(
     assert any(len(seen) == 2 for seen in roles.values()), "a partition folded by two tasks"
 
 
+def test_a_big_partitions_emulation_spreads_over_the_executors_cores(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every partition taken for big, and two cores for each emulation, where it is folded
+    (one config) and in a task of its own (several): its independent parts forked
+    (``cleaner.cores``) give audit's reports and rows all the same."""
+    from spark_jobs import job
+
+    cores: list[int] = []
+
+    def two(sc: Any, tasks: int) -> int:
+        cores.append(tasks)
+        return 2
+
+    monkeypatch.setattr(job, "_emulation_cores", two)
+    log_dirs = tuple(
+        FIXTURES / f"{d}/kafka-logs"
+        for d in (
+            "kafka-0.9.0.1/cleaner-died",
+            "kafka-2.3.0/multi-pass",
+            "kafka-2.3.0/transactions",
+        )
+    )
+    options = ScanOptions(log_dirs=log_dirs, out=tmp_path, now_ms=NOW_MS)
+    result = run_scan(spark, replace(options, emulations_apart_records=0))
+    for index, log_dir in enumerate(log_dirs):
+        assert_read_as_audit_reads_it(result, index, log_dir)
+    assert cores[0] == 1 and len(cores) == 2, "folds, then emulations apart"
+
+
 def test_each_fold_of_stage_b_is_a_task_of_its_own_the_largest_first(spark: Any) -> None:
     """Stage B's folds (a partition's, or a split partition's two roles) each in a Spark
     partition of its own, so that they run on as many cores as there are: grouped by a

@@ -14,7 +14,7 @@ from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.versions import KafkaVersion
 from spark_jobs.cli import cleaner_logs, kafka_versions, local_path, server_logs
 from spark_jobs.progress import Progress
-from spark_jobs.work import SegmentTask, pack
+from spark_jobs.work import SegmentTask, emulation_cores, pack
 
 
 def test_log_dirs_are_local_paths_or_file_uris() -> None:
@@ -91,6 +91,18 @@ def test_one_huge_partition_spreads_over_every_slot() -> None:
     sizes = sorted(sum(t.size for t in slot) for slot in slots)
     assert sizes[-1] - sizes[0] <= 200
     assert sorted(t.position for slot in slots for t in slot) == list(range(44))
+
+
+def test_an_emulation_runs_on_the_cores_the_other_tasks_leave() -> None:
+    """Local mode: every core, shared among the emulations that run at once; a cluster: at
+    most an executor's cores (``spark.executor.cores``, unset: 1)."""
+    assert emulation_cores("local[2]", 2, None, tasks=1) == 2
+    assert emulation_cores("local[*]", 8, None, tasks=3) == 2
+    assert emulation_cores("local[2]", 2, None, tasks=5) == 1
+    assert emulation_cores("spark://m:7077", 16, "4", tasks=1) == 4
+    assert emulation_cores("spark://m:7077", 16, "4", tasks=8) == 2
+    assert emulation_cores("yarn", 16, None, tasks=1) == 1
+    assert emulation_cores("yarn", 16, "many", tasks=1) == 1
 
 
 def test_progress_line() -> None:
