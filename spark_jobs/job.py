@@ -71,8 +71,8 @@ ROUNDS = 3
 _SCAN_CODE = Path(__file__).parent
 #: Target bytes of one slot (one Spark task): a segment is never split, slots are not larger.
 SLOT_BYTES = 256 * 1024 * 1024
-#: A partition this big with several configs is folded by two tasks at once (its groups'
-#: replay beside the cleaner's fold): the fold is one core's work between the stages.
+#: A partition this big is folded by two tasks at once (its groups' replay beside the
+#: cleaner's fold): the fold is one core's work between the stages.
 FOLD_APART_BYTES = 128 * 1024 * 1024
 
 
@@ -109,9 +109,8 @@ class ScanOptions:
     #: from this many records on, a partition's emulations at several configs run as Spark
     #: tasks of their own (``spark_jobs.tasks``); tests lower it
     emulations_apart_records: int = EMULATIONS_APART_RECORDS
-    #: from this many bytes on, a partition with several configs to emulate is folded by two
-    #: Spark tasks at once, the cleaner's facts and the groups' replay (``spark_jobs.tasks``);
-    #: tests lower it
+    #: from this many bytes on, a partition is folded by two Spark tasks at once, the
+    #: cleaner's facts and the groups' replay (``spark_jobs.tasks``); tests lower it
     fold_apart_bytes: int = FOLD_APART_BYTES
 
     @property
@@ -404,8 +403,7 @@ def _spark_round(
         split=frozenset(
             (index, name)
             for (index, name), size in sizes.items()
-            if len(inputs[index].plan.configs) > 1
-            and inputs[index].work.groups_plan is not None
+            if inputs[index].work.groups_plan is not None
             and size >= max(options.fold_apart_bytes, 1)
         ),
         slots=slots,

@@ -15,7 +15,7 @@ finishes it (``audit_stages.finish_partition``). A big partition's emulation, in
 forks its independent parts (``cleaner.cores``) over an executor's cores, shared among the
 emulation tasks that run at once (``Context.emulation_cores``).
 
-A partition of ``Context.split`` (a big one with several configs) is folded by two tasks at
+A partition of ``Context.split`` (a big one, its groups recovered) is folded by two tasks at
 once, its results going to a task per role: one folds the cleaner's facts (``SCAN``, the fold kept
 for the emulations), the other replays the groups (``GROUPS``); the driver joins them.
 
@@ -380,14 +380,13 @@ def _keep_for_emulations(
     ctx: Context, folded: FoldedPartition, rows: list[dict[str, Any]], always: bool = False
 ) -> str | None:
     """Where ``folded`` is kept for its emulations to run apart (``emulate_slots``), or None
-    when they run here: one config; unless ``always`` (a split partition's fold, which cannot
-    emulate here), one group of configs (``audit.shared_emulations``) or a small partition; a
-    segment whose columns are not in the cache (they travelled in its row) or a folds dir that
-    cannot be written."""
+    when they run here: unless ``always`` (a split partition's fold, which cannot emulate
+    here), one group of configs (``audit.shared_emulations``) or a small partition; a segment
+    whose columns are not in the cache (they travelled in its row) or a folds dir that cannot
+    be written."""
     plan = ctx.plans[rows[0]["input"]]
     if (
-        len(plan.configs) < 2
-        or (len(config_groups(plan.configs)) < 2 and not always)
+        (len(config_groups(plan.configs)) < 2 and not always)
         or (folded.scan.records < ctx.emulations_apart_records and not always)
         or not ctx.folds_dir
         or any(r["cache_key"] is None for r in rows)
