@@ -449,11 +449,11 @@ def emulate_task(ctx: Context, task: EmulationTask) -> list[dict[str, Any]]:
     plan, work = ctx.plans[task.input], ctx.works[task.input]
     with cache.scratch(cache_dir) as scratch:
         arrays = FileArrays(scratch) if scratch is not None else in_memory
+        cores = _cores(ctx, folded)
 
         def emulate(config: CleanerConfig) -> Emulated | None:
             return emulate_folded(work, folded, config, plan.now_ms, arrays, cores)
 
-        cores = _cores(ctx, folded)
         emulated = emulate_group(emulate, plan.configs, task.configs)
     return [
         {**row, "status": OK, "emulated": cache.dumps(e)}

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from api.alert_rules import Thresholds
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 RUN = ROOT / "scripts" / "live" / "monitor_run.sh"
 
@@ -112,7 +114,7 @@ def stale_and_true(summary: dict[str, Any], alert: dict[str, Any]) -> bool:
     if alert["labels"]["alertname"] not in STALENESS:
         return False
     published = sorted(s["end"] for s in summary["scans"] if s["exit"] in (0, 1, 2))
-    limit = 3 * summary["interval"]
+    limit = Thresholds(scan_interval_seconds=summary["interval"]).stale_after_seconds
     return any(
         later - earlier >= limit - SEEN_LATE_SECONDS
         and earlier + limit - SEEN_LATE_SECONDS <= alert["first_seen"] <= later + SEEN_LATE_SECONDS

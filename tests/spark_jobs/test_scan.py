@@ -404,6 +404,13 @@ def test_the_same_broker_id_twice_stays_apart(everything: ScanResult) -> None:
     assert {p["log_dir"] for p in partitions} == {str(d) for d in LOG_DIRS}
 
 
+#: log dirs with one config to emulate and with several, multi-pass and transactional
+EMULATED_APART = tuple(
+    FIXTURES / f"{d}/kafka-logs"
+    for d in ("kafka-0.9.0.1/cleaner-died", "kafka-2.3.0/multi-pass", "kafka-2.3.0/transactions")
+)
+
+
 def test_a_partitions_emulations_run_as_tasks_of_their_own(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -413,14 +420,7 @@ def test_a_partitions_emulations_run_as_tasks_of_their_own(
     from offsets_auditor.audit.shared_emulations import config_groups
     from spark_jobs import job
 
-    log_dirs = tuple(
-        FIXTURES / f"{d}/kafka-logs"
-        for d in (
-            "kafka-0.9.0.1/cleaner-died",
-            "kafka-2.3.0/multi-pass",
-            "kafka-2.3.0/transactions",
-        )
-    )
+    log_dirs = EMULATED_APART
     apart: list[tuple[int, str]] = []
     original = job._emulate_apart
 
@@ -567,14 +567,7 @@ def test_a_big_partitions_emulation_spreads_over_the_executors_cores(
         return 2
 
     monkeypatch.setattr(job, "_emulation_cores", two)
-    log_dirs = tuple(
-        FIXTURES / f"{d}/kafka-logs"
-        for d in (
-            "kafka-0.9.0.1/cleaner-died",
-            "kafka-2.3.0/multi-pass",
-            "kafka-2.3.0/transactions",
-        )
-    )
+    log_dirs = EMULATED_APART
     options = ScanOptions(log_dirs=log_dirs, out=tmp_path, now_ms=NOW_MS)
     result = run_scan(spark, replace(options, emulations_apart_records=0))
     for index, log_dir in enumerate(log_dirs):
