@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.cli.internal_error import INTERNAL_ERROR
 from offsets_auditor.findings import broker_label
 
@@ -404,6 +405,7 @@ def iso_time(seconds: float) -> str:
     )
 
 
+@cyclic_gc_paused()  # the whole command, as ``audit``'s: its objects hold no cycles
 def scan(master: str | None, options: Any, driver_memory: str | None = None) -> int:
     from spark_jobs.job import Counters, plan_inputs, republish_unchanged, run_scan, start
     from spark_jobs.progress import Progress

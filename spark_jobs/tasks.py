@@ -25,12 +25,14 @@ does that) makes its partition ``changed``: the driver lists it again and retrie
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict
 
+from offsets_auditor.audit.collector import cyclic_gc_paused
 from offsets_auditor.audit.parallel import ForkedCores
 from offsets_auditor.audit.partition import Emulated
 from offsets_auditor.audit.shared_emulations import config_groups, emulate_group
@@ -103,6 +105,16 @@ EMULATIONS = (
 )
 
 
+def _frozen(context: Callable[[], Context]) -> Context:
+    """The broadcast context, and every object alive with it (the modules'), moved out of the
+    cyclic collector's sight (``gc.freeze``): pyspark's daemon runs a full collection after
+    each task of a reused worker (``pyspark/daemon.py``), which walked them all, 30-70 ms a
+    task. What a task builds is freed by reference counting (see ``audit.collector``)."""
+    ctx = context()
+    gc.freeze()
+    return ctx
+
+
 def row_of(fields: tuple[str, ...], **values: Any) -> dict[str, Any]:
     """A row of ``fields``: ``values``, the others None (the driver reads every field)."""
     return {**dict.fromkeys(fields), **values}
@@ -118,17 +130,18 @@ def read_slots(
     ``mapInArrow``, each row went through the JVM and a second worker, to become a dict)."""
 
     def run(slots: Iterator[int]) -> Iterator[dict[str, Any]]:
-        ctx = context()
-        for slot in slots:
-            for task in ctx.slots[slot]:
-                try:
-                    row = read_task(ctx, task)
-                except Exception as error:  # a bug: one line to the driver, not a task
-                    row = _failed_segment(task, error)
-                progress(1, task.size)
-                split = (task.input, task.partition) in ctx.split
-                for role in (SCAN, GROUPS) if split else (WHOLE,):
-                    yield row_of(SEGMENT_RESULTS, **row, role=role)
+        with cyclic_gc_paused():  # see ``audit.collector``: the task's objects hold no cycles
+            ctx = _frozen(context)
+            for slot in slots:
+                for task in ctx.slots[slot]:
+                    try:
+                        row = read_task(ctx, task)
+                    except Exception as error:  # a bug: one line to the driver, not a task
+                        row = _failed_segment(task, error)
+                    progress(1, task.size)
+                    split = (task.input, task.partition) in ctx.split
+                    for role in (SCAN, GROUPS) if split else (WHOLE,):
+                        yield row_of(SEGMENT_RESULTS, **row, role=role)
 
     return run
 
@@ -237,20 +250,21 @@ def fold_partition(
     fold's, ``job.one_task_per_fold``): its outcome row (``PARTITION_OUTCOMES``)."""
 
     def run(keyed: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-        rows = [row for _, row in keyed]
-        if not rows:
-            return
-        try:
-            yield fold(context(), rows)
-        except Exception as error:  # a bug: one line to the driver, not a failed task
-            yield row_of(
-                PARTITION_OUTCOMES,
-                input=rows[0]["input"],
-                partition=rows[0]["partition"],
-                role=rows[0]["role"],
-                status=FAILED,
-                error=f"{one_line(error)}, folding {rows[0]['partition']}",
-            )
+        with cyclic_gc_paused():  # see ``audit.collector``: the task's objects hold no cycles
+            rows = [row for _, row in keyed]
+            if not rows:
+                return
+            try:
+                yield fold(_frozen(context), rows)
+            except Exception as error:  # a bug: one line to the driver, not a failed task
+                yield row_of(
+                    PARTITION_OUTCOMES,
+                    input=rows[0]["input"],
+                    partition=rows[0]["partition"],
+                    role=rows[0]["role"],
+                    status=FAILED,
+                    error=f"{one_line(error)}, folding {rows[0]['partition']}",
+                )
 
     return run
 
@@ -410,23 +424,24 @@ def emulate_slots(
     partition emulated at one config, a row of ``EMULATIONS``'s fields."""
 
     def run(slots: Iterator[int]) -> Iterator[dict[str, Any]]:
-        ctx = context()
-        for slot in slots:
-            task = ctx.emulations[slot]
-            try:
-                rows = emulate_task(ctx, task)
-            except Exception as error:  # a bug: one line to the driver, not a task
-                rows = [
-                    {
-                        **_emulation_row(task, config),
-                        "status": FAILED,
-                        "error": f"{one_line(error)}, emulating {task.partition}"
-                        f" at configs {task.configs}",
-                    }
-                    for config in task.configs
-                ]
-            for row in rows:
-                yield row_of(EMULATIONS, **row)
+        with cyclic_gc_paused():  # see ``audit.collector``: the task's objects hold no cycles
+            ctx = _frozen(context)
+            for slot in slots:
+                task = ctx.emulations[slot]
+                try:
+                    rows = emulate_task(ctx, task)
+                except Exception as error:  # a bug: one line to the driver, not a task
+                    rows = [
+                        {
+                            **_emulation_row(task, config),
+                            "status": FAILED,
+                            "error": f"{one_line(error)}, emulating {task.partition}"
+                            f" at configs {task.configs}",
+                        }
+                        for config in task.configs
+                    ]
+                for row in rows:
+                    yield row_of(EMULATIONS, **row)
 
     return run
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from offsets_auditor.audit.replicas import Holder, replica_findings
 from offsets_auditor.versions import KafkaVersion
+from spark_jobs import tasks
 from spark_jobs.cli import cleaner_logs, kafka_versions, local_path, server_logs
 from spark_jobs.progress import Progress
 from spark_jobs.work import SegmentTask, emulation_cores, pack
@@ -103,6 +106,35 @@ def test_an_emulation_runs_on_the_cores_the_other_tasks_leave() -> None:
     assert emulation_cores("spark://m:7077", 16, "4", tasks=8) == 2
     assert emulation_cores("yarn", 16, None, tasks=1) == 1
     assert emulation_cores("yarn", 16, "many", tasks=1) == 1
+
+
+def test_a_task_runs_with_the_cyclic_collector_off_and_its_context_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While a segment is read the collector is off (as in ``audit``), and on again after the
+    task; the broadcast context (and what lived with it) is frozen, so that the full collection
+    pyspark's daemon runs after every task of a reused worker does not walk it."""
+    collector_on: list[bool] = []
+
+    def read_task(ctx: Any, task: Any) -> dict[str, Any]:
+        collector_on.append(gc.isenabled())
+        return {"input": 0, "partition": "p-0", "position": 0, "status": "ok", "size": 1}
+
+    monkeypatch.setattr(tasks, "read_task", read_task)
+    segment = SimpleNamespace(input=0, partition="p-0", size=1)
+    context: Any = SimpleNamespace(slots={0: [segment]}, split=set(), payload=[[1], [2]])
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        rows = list(tasks.read_slots(lambda: context, lambda segments, size: None)(iter([0])))
+        assert collector_on == [False]
+        assert gc.isenabled()
+        assert [row["role"] for row in rows] == [tasks.WHOLE]
+        assert not any(o is context.payload for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
+        if not was_enabled:
+            gc.disable()
 
 
 def test_progress_line() -> None:
