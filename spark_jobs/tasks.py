@@ -28,6 +28,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict
@@ -105,14 +106,17 @@ EMULATIONS = (
 )
 
 
-def _frozen(context: Callable[[], Context]) -> Context:
-    """The broadcast context, and every object alive with it (the modules'), moved out of the
-    cyclic collector's sight (``gc.freeze``): pyspark's daemon runs a full collection after
-    each task of a reused worker (``pyspark/daemon.py``), which walked them all, 30-70 ms a
-    task. What a task builds is freed by reference counting (see ``audit.collector``)."""
-    ctx = context()
-    gc.freeze()
-    return ctx
+@contextmanager
+def _task(context: Callable[[], Context]) -> Iterator[Context]:
+    """A task's run: the cyclic collector paused (``audit.collector``: what a task builds holds
+    no cycles and is freed by reference counting), and the broadcast context, with every object
+    alive beside it (the modules'), frozen out of its sight (``gc.freeze``): pyspark's daemon
+    runs a full collection after each task of a reused worker (``pyspark/daemon.py``), which
+    walked them all, 30-70 ms a task."""
+    with cyclic_gc_paused():
+        ctx = context()
+        gc.freeze()
+        yield ctx
 
 
 def row_of(fields: tuple[str, ...], **values: Any) -> dict[str, Any]:
@@ -130,8 +134,7 @@ def read_slots(
     ``mapInArrow``, each row went through the JVM and a second worker, to become a dict)."""
 
     def run(slots: Iterator[int]) -> Iterator[dict[str, Any]]:
-        with cyclic_gc_paused():  # see ``audit.collector``: the task's objects hold no cycles
-            ctx = _frozen(context)
+        with _task(context) as ctx:
             for slot in slots:
                 for task in ctx.slots[slot]:
                     try:
@@ -250,21 +253,22 @@ def fold_partition(
     fold's, ``job.one_task_per_fold``): its outcome row (``PARTITION_OUTCOMES``)."""
 
     def run(keyed: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-        with cyclic_gc_paused():  # see ``audit.collector``: the task's objects hold no cycles
-            rows = [row for _, row in keyed]
-            if not rows:
-                return
-            try:
-                yield fold(_frozen(context), rows)
-            except Exception as error:  # a bug: one line to the driver, not a failed task
-                yield row_of(
-                    PARTITION_OUTCOMES,
-                    input=rows[0]["input"],
-                    partition=rows[0]["partition"],
-                    role=rows[0]["role"],
-                    status=FAILED,
-                    error=f"{one_line(error)}, folding {rows[0]['partition']}",
-                )
+        rows = [row for _, row in keyed]
+        if not rows:
+            return
+        try:
+            with _task(context) as ctx:
+                outcome = fold(ctx, rows)
+        except Exception as error:  # a bug: one line to the driver, not a failed task
+            outcome = row_of(
+                PARTITION_OUTCOMES,
+                input=rows[0]["input"],
+                partition=rows[0]["partition"],
+                role=rows[0]["role"],
+                status=FAILED,
+                error=f"{one_line(error)}, folding {rows[0]['partition']}",
+            )
+        yield outcome
 
     return run
 
@@ -424,8 +428,7 @@ def emulate_slots(
     partition emulated at one config, a row of ``EMULATIONS``'s fields."""
 
     def run(slots: Iterator[int]) -> Iterator[dict[str, Any]]:
-        with cyclic_gc_paused():  # see ``audit.collector``: the task's objects hold no cycles
-            ctx = _frozen(context)
+        with _task(context) as ctx:
             for slot in slots:
                 task = ctx.emulations[slot]
                 try:
